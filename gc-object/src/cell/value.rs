@@ -1,0 +1,335 @@
+//! The 8-byte value word (NaN-boxing).
+//!
+//! ```text
+//!  bits 63..48   47..0
+//!  < 0xFFF9      an f64 (every NaN is canonicalized to 0x7FF8_0000_0000_0000)
+//!  0xFFF9        special: 0 undefined, 1 null, 2 false, 3 true, 4 hole (never visible)
+//!  0xFFFA        object: the cell address (user-space addresses fit 48 bits; checked
+//!                when a chunk is allocated)
+//!  0xFFFB        interned string: the key id in bits 31..0
+//! ```
+//!
+//! On 64-bit targets the word is stored as a pointer (`AtomicPtr<u8>`), so an object word
+//! keeps the provenance of its cell (`map_addr`), which strict-provenance Miri checks. On
+//! 32-bit targets a pointer cannot hold an f64; the word is a `u64` and object words use
+//! exposed provenance.
+
+use core::fmt;
+use core::marker::PhantomData;
+use core::ptr::NonNull;
+
+use crate::key::Key;
+use crate::sync::Ordering;
+
+use super::ObjectCell;
+
+pub(crate) const TAG_SHIFT: u32 = 48;
+pub(crate) const TAG_SPECIAL: u64 = 0xFFF9 << TAG_SHIFT;
+pub(crate) const TAG_OBJECT: u64 = 0xFFFA << TAG_SHIFT;
+pub(crate) const TAG_STRING: u64 = 0xFFFB << TAG_SHIFT;
+pub(crate) const PAYLOAD_MASK: u64 = (1 << TAG_SHIFT) - 1;
+const CANONICAL_NAN: u64 = 0x7FF8_0000_0000_0000;
+pub(crate) const UNDEFINED_BITS: u64 = TAG_SPECIAL;
+const NULL_BITS: u64 = TAG_SPECIAL | 1;
+const FALSE_BITS: u64 = TAG_SPECIAL | 2;
+const TRUE_BITS: u64 = TAG_SPECIAL | 3;
+pub(crate) const HOLE_BITS: u64 = TAG_SPECIAL | 4;
+
+/// The highest address (exclusive) an object cell may have so that it fits the payload.
+pub(crate) const ADDRESS_LIMIT: usize = 1 << 47;
+
+#[cfg(target_pointer_width = "64")]
+mod repr {
+    use super::*;
+    use crate::sync::AtomicPtr;
+
+    /// One value word as stored (keeps pointer provenance).
+    #[derive(Clone, Copy, PartialEq, Eq)]
+    pub(crate) struct Word(pub(crate) *mut u8);
+
+    impl Word {
+        #[inline]
+        pub(crate) const fn from_bits(bits: u64) -> Word {
+            Word(core::ptr::without_provenance_mut(bits as usize))
+        }
+        #[inline]
+        pub(crate) fn bits(self) -> u64 {
+            self.0.addr() as u64
+        }
+        #[inline]
+        pub(crate) fn from_cell(p: NonNull<ObjectCell>) -> Word {
+            Word(
+                p.as_ptr()
+                    .cast::<u8>()
+                    .map_addr(|a| a | TAG_OBJECT as usize),
+            )
+        }
+        /// The cell of an object word (caller checked the tag).
+        #[inline]
+        pub(crate) fn cell(self) -> *mut ObjectCell {
+            self.0.map_addr(|a| a & PAYLOAD_MASK as usize).cast()
+        }
+    }
+
+    #[derive(Debug)]
+    pub(crate) struct AtomicWord(AtomicPtr<u8>);
+
+    impl AtomicWord {
+        pub(crate) fn new(w: Word) -> Self {
+            AtomicWord(AtomicPtr::new(w.0))
+        }
+        #[inline]
+        pub(crate) fn load(&self, o: Ordering) -> Word {
+            Word(self.0.load(o))
+        }
+        #[inline]
+        pub(crate) fn store(&self, w: Word, o: Ordering) {
+            self.0.store(w.0, o)
+        }
+    }
+}
+
+#[cfg(not(target_pointer_width = "64"))]
+mod repr {
+    use super::*;
+    use crate::sync::AtomicU64;
+
+    #[derive(Clone, Copy, PartialEq, Eq)]
+    pub(crate) struct Word(u64);
+
+    impl Word {
+        #[inline]
+        pub(crate) const fn from_bits(bits: u64) -> Word {
+            Word(bits)
+        }
+        #[inline]
+        pub(crate) fn bits(self) -> u64 {
+            self.0
+        }
+        #[inline]
+        pub(crate) fn from_cell(p: NonNull<ObjectCell>) -> Word {
+            Word(p.as_ptr().expose_provenance() as u64 | TAG_OBJECT)
+        }
+        #[inline]
+        pub(crate) fn cell(self) -> *mut ObjectCell {
+            core::ptr::with_exposed_provenance_mut((self.0 & PAYLOAD_MASK) as usize)
+        }
+    }
+
+    #[derive(Debug)]
+    pub(crate) struct AtomicWord(AtomicU64);
+
+    impl AtomicWord {
+        pub(crate) fn new(w: Word) -> Self {
+            AtomicWord(AtomicU64::new(w.0))
+        }
+        #[inline]
+        pub(crate) fn load(&self, o: Ordering) -> Word {
+            Word(self.0.load(o))
+        }
+        #[inline]
+        pub(crate) fn store(&self, w: Word, o: Ordering) {
+            self.0.store(w.0, o)
+        }
+    }
+}
+
+pub(crate) use repr::{AtomicWord, Word};
+
+#[cfg(not(loom))]
+const _: () = assert!(core::mem::size_of::<AtomicWord>() == 8);
+const _: () = assert!(core::mem::size_of::<Word>() == 8);
+
+impl Word {
+    pub(crate) const UNDEFINED: Word = Word::from_bits(UNDEFINED_BITS);
+    pub(crate) const HOLE: Word = Word::from_bits(HOLE_BITS);
+
+    #[inline]
+    pub(crate) fn tag(self) -> u64 {
+        self.bits() & !PAYLOAD_MASK
+    }
+    #[inline]
+    pub(crate) fn is_object(self) -> bool {
+        self.tag() == TAG_OBJECT
+    }
+    #[inline]
+    pub(crate) fn is_hole(self) -> bool {
+        self.bits() == HOLE_BITS
+    }
+}
+
+/// A value: undefined, null, a boolean, a number (f64), an interned string or an object of
+/// the heap borrowed for `'h`. Eight bytes, `Copy`.
+///
+/// An object value can only be made from an [`Obj`](crate::Obj) or read out of an object, so
+/// the object it names is alive for `'h`: collection needs `&mut Heap`.
+#[derive(Clone, Copy)]
+pub struct Value<'h> {
+    pub(crate) word: Word,
+    _heap: PhantomData<&'h ()>,
+}
+
+const _: () = assert!(core::mem::size_of::<Value<'static>>() == 8);
+
+// SAFETY: a value is a word; the object it may name is `Sync` (all its fields are atomics
+// or locked), so sharing or sending the word between threads is sound.
+unsafe impl Send for Value<'_> {}
+// SAFETY: as for `Send`.
+unsafe impl Sync for Value<'_> {}
+
+impl<'h> Value<'h> {
+    /// # Safety
+    /// An object word must name a cell alive for `'h`.
+    #[inline]
+    pub(crate) unsafe fn from_word(word: Word) -> Value<'h> {
+        Value {
+            word,
+            _heap: PhantomData,
+        }
+    }
+
+    /// `undefined`.
+    pub const UNDEFINED: Value<'static> = Value {
+        word: Word::UNDEFINED,
+        _heap: PhantomData,
+    };
+    /// `null`.
+    pub const NULL: Value<'static> = Value {
+        word: Word::from_bits(NULL_BITS),
+        _heap: PhantomData,
+    };
+
+    /// `undefined`.
+    pub fn undefined() -> Value<'h> {
+        Value::UNDEFINED
+    }
+    /// `null`.
+    pub fn null() -> Value<'h> {
+        Value::NULL
+    }
+    /// A boolean.
+    pub fn bool(b: bool) -> Value<'h> {
+        Value {
+            word: Word::from_bits(if b { TRUE_BITS } else { FALSE_BITS }),
+            _heap: PhantomData,
+        }
+    }
+    /// A number; every NaN becomes the one canonical NaN.
+    #[inline]
+    pub fn number(n: f64) -> Value<'h> {
+        let bits = if n.is_nan() {
+            CANONICAL_NAN
+        } else {
+            n.to_bits()
+        };
+        Value {
+            word: Word::from_bits(bits),
+            _heap: PhantomData,
+        }
+    }
+    /// An interned string.
+    pub fn string(k: Key) -> Value<'h> {
+        Value {
+            word: Word::from_bits(TAG_STRING | u64::from(k.id())),
+            _heap: PhantomData,
+        }
+    }
+
+    /// Is this `undefined`?
+    pub fn is_undefined(self) -> bool {
+        self.word.bits() == UNDEFINED_BITS
+    }
+    /// Is this `null`?
+    pub fn is_null(self) -> bool {
+        self.word.bits() == NULL_BITS
+    }
+    /// The boolean, if this is one.
+    pub fn as_bool(self) -> Option<bool> {
+        match self.word.bits() {
+            TRUE_BITS => Some(true),
+            FALSE_BITS => Some(false),
+            _ => None,
+        }
+    }
+    /// The number, if this is one.
+    #[inline]
+    pub fn as_number(self) -> Option<f64> {
+        let b = self.word.bits();
+        (b < TAG_SPECIAL).then(|| f64::from_bits(b))
+    }
+    /// The interned string, if this is one.
+    pub fn as_string(self) -> Option<Key> {
+        let b = self.word.bits();
+        if b & !PAYLOAD_MASK == TAG_STRING {
+            Key::from_id(b as u32)
+        } else {
+            None
+        }
+    }
+    /// The object, if this is one.
+    #[inline]
+    pub fn as_object(self) -> Option<crate::Obj<'h>> {
+        if self.word.is_object() {
+            let cell = NonNull::new(self.word.cell()).expect("object words are non-null");
+            // SAFETY: object words come only from `Obj`s or slots of live objects (type
+            // invariant of `Value<'h>`), so the cell is alive for `'h`.
+            Some(unsafe { crate::Obj::from_cell(cell) })
+        } else {
+            None
+        }
+    }
+
+    /// SameValue (JS): numbers by value with NaN equal to NaN and +0 != -0; everything else
+    /// by identity.
+    pub fn same_value(self, other: Value<'_>) -> bool {
+        self.word.bits() == other.word.bits()
+    }
+}
+
+impl<'h> From<f64> for Value<'h> {
+    fn from(n: f64) -> Self {
+        Value::number(n)
+    }
+}
+impl<'h> From<bool> for Value<'h> {
+    fn from(b: bool) -> Self {
+        Value::bool(b)
+    }
+}
+impl<'h> From<Key> for Value<'h> {
+    fn from(k: Key) -> Self {
+        Value::string(k)
+    }
+}
+impl<'h> From<crate::Obj<'h>> for Value<'h> {
+    fn from(o: crate::Obj<'h>) -> Self {
+        o.value()
+    }
+}
+
+impl PartialEq for Value<'_> {
+    /// SameValue.
+    fn eq(&self, other: &Self) -> bool {
+        self.same_value(*other)
+    }
+}
+
+impl fmt::Debug for Value<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(n) = self.as_number() {
+            write!(f, "{n}")
+        } else if let Some(b) = self.as_bool() {
+            write!(f, "{b}")
+        } else if self.is_undefined() {
+            f.write_str("undefined")
+        } else if self.is_null() {
+            f.write_str("null")
+        } else if let Some(k) = self.as_string() {
+            write!(f, "{:?}", k.as_str())
+        } else if self.word.is_object() {
+            write!(f, "[object @{:#x}]", self.word.bits() & PAYLOAD_MASK)
+        } else {
+            write!(f, "<word {:#x}>", self.word.bits())
+        }
+    }
+}

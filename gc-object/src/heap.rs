@@ -1,0 +1,304 @@
+//! The heap, its per-thread mutators and collection.
+//!
+//! Safepoint protocol (enforced by the type system): a [`Mutator`] and every [`Obj`]
+//! borrow the heap (`&Heap`), and [`Heap::collect`] takes `&mut Heap`. So a collection can
+//! only start once every mutator and object reference of every thread is gone; with
+//! `std::thread::scope`, the end of the scope is the safepoint. Objects that must survive
+//! are kept by [`Root`]s, which do not borrow the heap.
+
+use std::sync::Arc;
+
+use crate::cell::gc::{self, MarkStack, RootTable};
+use crate::cell::{self, Obj, ShapeTable, TAG_ARRAY, TAG_FUNCTION, Value};
+use crate::key::Key;
+use crate::slab::{LocalCache, RawAlloc, SIZE_CLASSES, Slab, SystemAlloc};
+use crate::sync::unmodeled;
+use crate::sync::{AtomicU64, Ordering};
+use crate::{Error, Literal, NativeFn, Root};
+
+/// The part of a heap that chunks point at (boxed, so its address is stable).
+pub(crate) struct HeapShared {
+    pub(crate) id: u64,
+    pub(crate) slab: Slab,
+    pub(crate) shapes: ShapeTable,
+    pub(crate) roots: Arc<RootTable>,
+    cells_allocated: AtomicU64,
+}
+
+impl HeapShared {
+    pub(crate) fn raw(&self) -> &dyn RawAlloc {
+        self.slab.raw()
+    }
+}
+
+/// What one collection did.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct CollectStats {
+    /// Objects reached from the roots.
+    pub marked: u64,
+    /// Dead objects freed.
+    pub freed: u64,
+    /// Dead objects whose side state the finalizer freed.
+    pub finalized: u64,
+    /// Dead objects without side state: freed by clearing a bit, no finalizer work.
+    pub freed_without_finalizer: u64,
+}
+
+/// Counters of a heap.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct HeapStats {
+    /// Object cells handed out by mutators that have ended.
+    pub cells_allocated: u64,
+    /// Slab chunks held.
+    pub chunks: usize,
+    /// Collections run.
+    pub collections: u64,
+    /// The last collection.
+    pub last: CollectStats,
+}
+
+/// A garbage-collected heap of objects. `Send + Sync`: share `&Heap` between threads, each
+/// allocating through its own [`Mutator`].
+pub struct Heap {
+    pub(crate) shared: Box<HeapShared>,
+    stack: MarkStack,
+    collections: u64,
+    last: CollectStats,
+}
+
+impl core::fmt::Debug for Heap {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Heap")
+            .field("id", &self.shared.id)
+            .field("stats", &self.stats())
+            .finish()
+    }
+}
+
+impl Default for Heap {
+    fn default() -> Self {
+        Heap::new()
+    }
+}
+
+static NEXT_HEAP_ID: unmodeled::AtomicU64 = unmodeled::AtomicU64::new(1);
+
+impl Heap {
+    /// A heap on the global allocator.
+    pub fn new() -> Heap {
+        Heap::with_allocator(SystemAlloc)
+    }
+
+    /// A heap whose chunks and side state come from `raw` (e.g. a failing allocator in
+    /// tests).
+    pub fn with_allocator(raw: impl RawAlloc) -> Heap {
+        let mut shared = Box::new(HeapShared {
+            id: NEXT_HEAP_ID.fetch_add(1, unmodeled::Ordering::Relaxed),
+            slab: Slab::new(Box::new(raw)),
+            shapes: ShapeTable::new(),
+            roots: Arc::new(RootTable::default()),
+            cells_allocated: AtomicU64::new(0),
+        });
+        let owner: *const HeapShared = &*shared;
+        shared.slab.set_owner(owner.cast());
+        Heap {
+            shared,
+            stack: MarkStack::default(),
+            collections: 0,
+            last: CollectStats::default(),
+        }
+    }
+
+    /// A mutator: this thread's allocation cache. Make one per thread.
+    pub fn mutator(&self) -> Mutator<'_> {
+        Mutator {
+            heap: self,
+            cache: LocalCache::default(),
+        }
+    }
+
+    /// Prepares a literal with these property names (the shape is found once; each object
+    /// made from it installs the shape with one store).
+    pub fn literal(&self, names: &[&str]) -> Literal {
+        let keys: Vec<Key> = names.iter().map(|n| Key::new(n)).collect();
+        Literal::new(&self.shared, &keys)
+    }
+
+    /// Roots `obj`: it survives collections until the [`Root`] is dropped.
+    pub fn root(&self, obj: Obj<'_>) -> Result<Root, Error> {
+        if obj.heap_tag() != (&*self.shared as *const HeapShared).cast() {
+            return Err(Error::ForeignHeap);
+        }
+        Root::new(&self.shared.roots, obj)
+    }
+
+    /// Collects garbage: marks from the roots, frees everything else. Needs exclusive
+    /// access, so no mutator or object reference can be in use.
+    pub fn collect(&mut self) -> CollectStats {
+        let s = gc::collect(&mut self.shared, &mut self.stack);
+        self.collections += 1;
+        self.last = s;
+        s
+    }
+
+    /// Returns chunks without live objects to the allocator (they are kept for reuse
+    /// otherwise). Returns how many.
+    pub fn release_empty_chunks(&mut self) -> usize {
+        self.shared.slab.release_empty_chunks()
+    }
+
+    /// Counters.
+    pub fn stats(&self) -> HeapStats {
+        HeapStats {
+            cells_allocated: self.shared.cells_allocated.load(Ordering::Relaxed),
+            chunks: self.shared.slab.chunk_count(),
+            collections: self.collections,
+            last: self.last,
+        }
+    }
+}
+
+impl Drop for Heap {
+    fn drop(&mut self) {
+        gc::finalize_all(&mut self.shared);
+    }
+}
+
+/// One thread's allocation cache for a heap: cells come from a chunk it owns, so the
+/// allocation path takes no lock and touches no shared atomic (a lock is taken once per
+/// chunk). `Send` but not `Sync`.
+pub struct Mutator<'h> {
+    heap: &'h Heap,
+    cache: LocalCache,
+}
+
+impl core::fmt::Debug for Mutator<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Mutator")
+            .field("cells", &self.cells_allocated())
+            .finish()
+    }
+}
+
+impl<'h> Mutator<'h> {
+    fn shared(&self) -> &'h HeapShared {
+        &self.heap.shared
+    }
+
+    /// The heap.
+    pub fn heap(&self) -> &'h Heap {
+        self.heap
+    }
+
+    /// Object cells this mutator has allocated.
+    pub fn cells_allocated(&self) -> u64 {
+        self.cache.cells.iter().sum()
+    }
+
+    /// Object cells this mutator has allocated, per slab class (see `SIZE_CLASSES`).
+    pub fn cells_allocated_per_class(&self) -> [u64; SIZE_CLASSES.len()] {
+        self.cache.cells
+    }
+
+    fn check_values(&self, values: &[Value<'h>]) -> Result<(), Error> {
+        let me: *const HeapShared = self.shared();
+        for v in values {
+            if let Some(o) = v.as_object()
+                && o.heap_tag() != me.cast()
+            {
+                return Err(Error::ForeignHeap);
+            }
+        }
+        Ok(())
+    }
+
+    fn check_proto(&self, proto: Option<Obj<'h>>) -> Result<(), Error> {
+        let me: *const HeapShared = self.shared();
+        match proto {
+            Some(p) if p.heap_tag() != me.cast() => Err(Error::ForeignHeap),
+            _ => Ok(()),
+        }
+    }
+
+    /// A new empty object without prototype.
+    pub fn object(&mut self) -> Result<Obj<'h>, Error> {
+        self.object_with_proto(None)
+    }
+
+    /// A new empty object with prototype `proto`.
+    pub fn object_with_proto(&mut self, proto: Option<Obj<'h>>) -> Result<Obj<'h>, Error> {
+        self.check_proto(proto)?;
+        let shared = self.shared();
+        gc::alloc_object(shared, &mut self.cache, shared.shapes.root(), proto, 0, &[])
+    }
+
+    /// A new empty array.
+    pub fn array(&mut self) -> Result<Obj<'h>, Error> {
+        let shared = self.shared();
+        gc::alloc_object(
+            shared,
+            &mut self.cache,
+            shared.shapes.root(),
+            None,
+            TAG_ARRAY,
+            &[],
+        )
+    }
+
+    /// A new native function object (usable as getter or setter).
+    pub fn function(&mut self, f: NativeFn) -> Result<Obj<'h>, Error> {
+        let shared = self.shared();
+        let o = gc::alloc_object(
+            shared,
+            &mut self.cache,
+            shared.shapes.root(),
+            None,
+            TAG_FUNCTION,
+            &[],
+        )?;
+        // An unpublished function cell is garbage the next collection frees if this fails.
+        crate::object::install_native(o, f)?;
+        Ok(o)
+    }
+
+    /// A new object from a prepared literal: one cell, the shape installed with one store.
+    /// `values` may be shorter than the literal (the rest are `undefined`).
+    pub fn literal(&mut self, lit: &Literal, values: &[Value<'h>]) -> Result<Obj<'h>, Error> {
+        self.literal_with_proto(lit, None, values)
+    }
+
+    /// [`Mutator::literal`] with a prototype.
+    pub fn literal_with_proto(
+        &mut self,
+        lit: &Literal,
+        proto: Option<Obj<'h>>,
+        values: &[Value<'h>],
+    ) -> Result<Obj<'h>, Error> {
+        if values.len() > lit.len() {
+            return Err(Error::TooManyValues);
+        }
+        let shared = self.shared();
+        let shape = lit.shape(shared)?;
+        self.check_values(values)?;
+        self.check_proto(proto)?;
+        if lit.len() <= cell::INLINE_SLOTS {
+            return gc::alloc_object(shared, &mut self.cache, shape, proto, 0, values);
+        }
+        // More properties than inline slots: build it through the general path.
+        let o = gc::alloc_object(shared, &mut self.cache, shared.shapes.root(), proto, 0, &[])?;
+        for (i, &(k, _)) in shape.entries().iter().enumerate() {
+            o.set(k, values.get(i).copied().unwrap_or(Value::UNDEFINED))?;
+        }
+        Ok(o)
+    }
+}
+
+impl Drop for Mutator<'_> {
+    fn drop(&mut self) {
+        self.heap.shared.slab.release_cache(&mut self.cache);
+        self.heap
+            .shared
+            .cells_allocated
+            .fetch_add(self.cells_allocated(), Ordering::Relaxed);
+    }
+}

@@ -1,0 +1,178 @@
+//! Interned property names and property keys.
+//!
+//! Names are interned once per process and never freed (like a JS engine's atoms), so a
+//! [`Key`] is a plain 32-bit id that is valid in every heap and on every thread.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::{Mutex, OnceLock};
+
+/// An interned property name (or string value).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Key(u32);
+
+struct Interner {
+    ids: HashMap<&'static str, u32>,
+    names: Vec<&'static str>,
+}
+
+fn interner() -> &'static Mutex<Interner> {
+    static INTERNER: OnceLock<Mutex<Interner>> = OnceLock::new();
+    INTERNER.get_or_init(|| {
+        Mutex::new(Interner {
+            ids: HashMap::new(),
+            names: Vec::new(),
+        })
+    })
+}
+
+fn with_interner<R>(f: impl FnOnce(&mut Interner) -> R) -> R {
+    let mut g = match interner().lock() {
+        Ok(g) => g,
+        Err(p) => p.into_inner(),
+    };
+    f(&mut g)
+}
+
+impl Key {
+    /// Interns `name` (idempotent: the same text always gives the same key).
+    ///
+    /// # Panics
+    /// If more than `u32::MAX` distinct names are interned.
+    pub fn new(name: &str) -> Key {
+        with_interner(|i| {
+            if let Some(&id) = i.ids.get(name) {
+                return Key(id);
+            }
+            let id =
+                u32::try_from(i.names.len()).expect("gc-object: more than 2^32 interned names");
+            // Interned names are immortal by design: the leak is the intern table.
+            let leaked: &'static str = Box::leak(name.to_owned().into_boxed_str());
+            i.names.push(leaked);
+            i.ids.insert(leaked, id);
+            Key(id)
+        })
+    }
+
+    /// The interned text.
+    pub fn as_str(self) -> &'static str {
+        with_interner(|i| i.names[self.0 as usize])
+    }
+
+    pub(crate) fn id(self) -> u32 {
+        self.0
+    }
+
+    /// Rebuilds a key from an id found in a value word; `None` if no such name exists.
+    pub(crate) fn from_id(id: u32) -> Option<Key> {
+        with_interner(|i| ((id as usize) < i.names.len()).then_some(Key(id)))
+    }
+}
+
+impl fmt::Debug for Key {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:?}", self.as_str())
+    }
+}
+
+impl fmt::Display for Key {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The largest array index (JS: 2^32 - 2; 2^32 - 1 is the largest length).
+pub const MAX_ARRAY_INDEX: u32 = u32::MAX - 1;
+
+/// A property key: an array index or an interned name.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Debug)]
+pub enum PropertyKey {
+    /// An array index (`0 ..= MAX_ARRAY_INDEX`).
+    Index(u32),
+    /// Any other name.
+    Name(Key),
+}
+
+impl PropertyKey {
+    /// The canonical key for `text`: canonical array indices ("0", "17", not "017") become
+    /// [`PropertyKey::Index`], everything else an interned name.
+    pub fn parse(text: &str) -> PropertyKey {
+        let canonical = !text.is_empty()
+            && text.bytes().all(|b| b.is_ascii_digit())
+            && (text == "0" || !text.starts_with('0'));
+        if canonical
+            && let Ok(i) = text.parse::<u32>()
+            && i <= MAX_ARRAY_INDEX
+        {
+            return PropertyKey::Index(i);
+        }
+        PropertyKey::Name(Key::new(text))
+    }
+
+    /// The `"length"` key.
+    pub fn length() -> PropertyKey {
+        PropertyKey::Name(length_key())
+    }
+}
+
+pub(crate) fn length_key() -> Key {
+    static LENGTH: OnceLock<Key> = OnceLock::new();
+    *LENGTH.get_or_init(|| Key::new("length"))
+}
+
+impl From<&str> for PropertyKey {
+    fn from(s: &str) -> Self {
+        PropertyKey::parse(s)
+    }
+}
+
+impl From<u32> for PropertyKey {
+    /// # Panics
+    /// On `u32::MAX`, which is not an array index.
+    fn from(i: u32) -> Self {
+        assert!(
+            i <= MAX_ARRAY_INDEX,
+            "gc-object: {i} is not an array index (max 2^32 - 2)"
+        );
+        PropertyKey::Index(i)
+    }
+}
+
+impl From<Key> for PropertyKey {
+    fn from(k: Key) -> Self {
+        PropertyKey::Name(k)
+    }
+}
+
+impl fmt::Display for PropertyKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PropertyKey::Index(i) => write!(f, "{i}"),
+            PropertyKey::Name(k) => write!(f, "{k}"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn interning_is_idempotent_and_indices_are_canonical() {
+        assert_eq!(Key::new("abc"), Key::new("abc"));
+        assert_ne!(Key::new("abc"), Key::new("abd"));
+        assert_eq!(Key::new("abc").as_str(), "abc");
+        assert_eq!(PropertyKey::parse("12"), PropertyKey::Index(12));
+        assert_eq!(PropertyKey::parse("0"), PropertyKey::Index(0));
+        assert!(matches!(PropertyKey::parse("012"), PropertyKey::Name(_)));
+        assert!(matches!(
+            PropertyKey::parse("4294967295"),
+            PropertyKey::Name(_)
+        ));
+        assert_eq!(
+            PropertyKey::parse("4294967294"),
+            PropertyKey::Index(MAX_ARRAY_INDEX)
+        );
+        assert!(matches!(PropertyKey::parse("-1"), PropertyKey::Name(_)));
+    }
+}

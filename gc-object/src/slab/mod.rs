@@ -1,0 +1,584 @@
+//! The slab heap: size classes carved from aligned chunks, mark bitmaps beside the cells.
+//!
+//! ```text
+//!  chunk (CHUNK_BYTES, aligned to CHUNK_BYTES; a cell's chunk is found by masking)
+//!  +--------------------------+------+------+------+-----   ------+
+//!  | ChunkHeader (owner, class,| cell | cell | cell |  ...   cell  |
+//!  | alloc + mark bitmaps)    |      |      |      |              |
+//!  +--------------------------+------+------+------+-----   ------+
+//!    first cell index = ceil(header / cell size); bump allocation in a fresh chunk,
+//!    after a sweep the alloc bitmap is the free map.
+//! ```
+//!
+//! A chunk is owned by at most one allocation cache at a time, so the cell bitmaps need no
+//! atomics: the owning cache writes them while mutators run, the collector (which has
+//! exclusive access to the heap) reads and writes them during a collection. Objects larger
+//! than the largest class get their own chunk-aligned allocation with the same header.
+
+use core::alloc::Layout;
+use core::ptr::NonNull;
+
+use crate::sync::{Mutex, UnsafeCell, lock};
+
+/// The slab size classes, in bytes (each a power of two).
+pub const SIZE_CLASSES: [usize; 6] = [64, 128, 256, 512, 1024, 2048];
+/// The largest class; bigger cells get their own allocation.
+pub const LARGEST_CLASS: usize = SIZE_CLASSES[SIZE_CLASSES.len() - 1];
+/// Bytes (and alignment) of one chunk. Smaller under loom and Miri to keep models fast.
+pub const CHUNK_BYTES: usize = if cfg!(any(loom, miri)) {
+    16 * 1024
+} else {
+    64 * 1024
+};
+const MAX_CELLS: usize = CHUNK_BYTES / SIZE_CLASSES[0];
+const BITMAP_WORDS: usize = MAX_CELLS / 64;
+const LARGE_CLASS: u32 = u32::MAX;
+
+const _: () = assert!(CHUNK_BYTES.is_power_of_two() && MAX_CELLS.is_multiple_of(64));
+// The header's cells fit in the first bitmap word.
+const _: () = assert!(header_cells(SIZE_CLASSES[0].trailing_zeros()) < 64);
+const _: () = {
+    let mut i = 0;
+    while i < SIZE_CLASSES.len() {
+        assert!(SIZE_CLASSES[i].is_power_of_two());
+        assert!(i == 0 || SIZE_CLASSES[i] > SIZE_CLASSES[i - 1]);
+        assert!(SIZE_CLASSES[i] <= CHUNK_BYTES / 8);
+        i += 1;
+    }
+};
+
+/// The index of the smallest class that holds `bytes`, or `None` (a large object).
+pub const fn class_of(bytes: usize) -> Option<usize> {
+    let mut i = 0;
+    while i < SIZE_CLASSES.len() {
+        if bytes <= SIZE_CLASSES[i] {
+            return Some(i);
+        }
+        i += 1;
+    }
+    None
+}
+
+/// The memory under a heap: chunks and side state come from here.
+///
+/// # Safety
+/// `alloc` must return memory valid for `layout` (or `None`), not handed out again until it
+/// is passed to `dealloc` with the same layout.
+pub unsafe trait RawAlloc: Send + Sync + 'static {
+    /// Allocates `layout`; `None` on failure.
+    fn alloc(&self, layout: Layout) -> Option<NonNull<u8>>;
+    /// Frees memory.
+    ///
+    /// # Safety
+    /// `ptr` came from `alloc` of this allocator with this `layout` and is not used again.
+    unsafe fn dealloc(&self, ptr: NonNull<u8>, layout: Layout);
+}
+
+/// The global allocator.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct SystemAlloc;
+
+// SAFETY: forwards to the global allocator, which upholds the contract.
+unsafe impl RawAlloc for SystemAlloc {
+    fn alloc(&self, layout: Layout) -> Option<NonNull<u8>> {
+        if layout.size() == 0 {
+            return None;
+        }
+        // SAFETY: the layout has a non-zero size (checked above).
+        NonNull::new(unsafe { std::alloc::alloc(layout) })
+    }
+    unsafe fn dealloc(&self, ptr: NonNull<u8>, layout: Layout) {
+        // SAFETY: the caller passes a pointer from `alloc` with the same layout.
+        unsafe { std::alloc::dealloc(ptr.as_ptr(), layout) }
+    }
+}
+
+struct ChunkMeta {
+    bump: u32,
+    alloc: [u64; BITMAP_WORDS],
+    mark: [u64; BITMAP_WORDS],
+}
+
+#[repr(C)]
+struct ChunkHeader {
+    owner: *const (),
+    cell_shift: u32,
+    class: u32,
+    first: u32,
+    end: u32,
+    bytes: usize,
+    meta: UnsafeCell<ChunkMeta>,
+}
+
+/// A chunk (or large allocation) as handed between caches and the collector.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+struct Chunk(NonNull<ChunkHeader>);
+
+// SAFETY: a chunk is used by one cache or by the exclusive collector at a time (module doc).
+unsafe impl Send for Chunk {}
+
+impl Chunk {
+    fn header(&self) -> &ChunkHeader {
+        // SAFETY: chunks in lists and caches are live until `Slab::destroy`.
+        unsafe { self.0.as_ref() }
+    }
+    fn base(&self) -> *mut u8 {
+        self.0.as_ptr().cast()
+    }
+    /// Take one free cell of this chunk.
+    ///
+    /// # Safety
+    /// The caller owns the chunk (it is in its cache) or has exclusive heap access.
+    unsafe fn take(&self) -> Option<NonNull<u8>> {
+        let h = self.header();
+        let idx = h.meta.with_mut(|m| {
+            // SAFETY: exclusive per the function contract.
+            let m = unsafe { &mut *m };
+            if m.bump < h.end {
+                let i = m.bump;
+                m.bump += 1;
+                m.alloc[(i / 64) as usize] |= 1 << (i % 64);
+                return Some(i);
+            }
+            for w in 0..BITMAP_WORDS {
+                let mut free = !m.alloc[w];
+                if w == 0 {
+                    // The header's cells are never free.
+                    free &= !((1u64 << h.first) - 1);
+                }
+                if free != 0 {
+                    let i = (w * 64) as u32 + free.trailing_zeros();
+                    if i >= h.end {
+                        return None;
+                    }
+                    m.alloc[w] |= 1 << (i % 64);
+                    return Some(i);
+                }
+            }
+            None
+        })?;
+        let off = (idx as usize) << h.cell_shift;
+        // `idx < end`, so the cell lies inside the chunk allocation.
+        NonNull::new(self.base().wrapping_add(off))
+    }
+}
+
+fn chunk_of(cell: NonNull<u8>) -> Chunk {
+    let p = cell.as_ptr().map_addr(|a| a & !(CHUNK_BYTES - 1));
+    // SAFETY: cells never sit at offset 0 of a chunk (the header does) and chunk bases are
+    // non-null allocations.
+    Chunk(unsafe { NonNull::new_unchecked(p.cast()) })
+}
+
+/// The heap that owns the chunk of `cell`.
+///
+/// # Safety
+/// `cell` is a live cell allocated by a [`Slab`].
+pub(crate) unsafe fn owner_of(cell: NonNull<u8>) -> *const () {
+    chunk_of(cell).header().owner
+}
+
+/// Per-thread allocation cache: the chunk each class currently bump-allocates from.
+#[derive(Debug, Default)]
+pub(crate) struct LocalCache {
+    current: [Option<Chunk>; SIZE_CLASSES.len()],
+    /// Cells handed out, per class.
+    pub(crate) cells: [u64; SIZE_CLASSES.len()],
+}
+
+#[derive(Default)]
+struct Lists {
+    chunks: Vec<Chunk>,
+    per_class: [usize; SIZE_CLASSES.len()],
+    partial: [Vec<Chunk>; SIZE_CLASSES.len()],
+    large: Vec<Chunk>,
+}
+
+/// Counts of one sweep.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct SweepCounts {
+    pub(crate) freed: u64,
+    pub(crate) live: u64,
+}
+
+/// Chunks of one heap.
+pub(crate) struct Slab {
+    raw: Box<dyn RawAlloc>,
+    owner: *const (),
+    lists: Mutex<Lists>,
+}
+
+// SAFETY: the lists are behind a mutex; chunk bitmaps are used by one owner at a time
+// (module doc); `owner` is an opaque tag.
+unsafe impl Send for Slab {}
+// SAFETY: as for `Send`.
+unsafe impl Sync for Slab {}
+
+fn chunk_layout() -> Layout {
+    // Panics only if the constants are nonsense, which the const asserts exclude.
+    Layout::from_size_align(CHUNK_BYTES, CHUNK_BYTES).expect("chunk layout")
+}
+
+const fn header_cells(shift: u32) -> u32 {
+    let cell = 1usize << shift;
+    core::mem::size_of::<ChunkHeader>().div_ceil(cell) as u32
+}
+
+impl Slab {
+    pub(crate) fn new(raw: Box<dyn RawAlloc>) -> Slab {
+        Slab {
+            raw,
+            owner: core::ptr::null(),
+            lists: Mutex::new(Lists::default()),
+        }
+    }
+
+    /// Tags every chunk made from now on with `owner` (the heap, once it has its address).
+    pub(crate) fn set_owner(&mut self, owner: *const ()) {
+        self.owner = owner;
+    }
+
+    pub(crate) fn raw(&self) -> &dyn RawAlloc {
+        &*self.raw
+    }
+
+    fn new_chunk(&self, class: usize) -> Option<Chunk> {
+        let layout = chunk_layout();
+        let base = self.raw.alloc(layout)?;
+        if base.as_ptr().addr() + CHUNK_BYTES > crate::cell::ADDRESS_LIMIT {
+            // SAFETY: allocated just above with this layout.
+            unsafe { self.raw.dealloc(base, layout) };
+            return None;
+        }
+        let shift = SIZE_CLASSES[class].trailing_zeros();
+        let first = header_cells(shift);
+        let header = ChunkHeader {
+            owner: self.owner,
+            cell_shift: shift,
+            class: class as u32,
+            first,
+            end: (CHUNK_BYTES >> shift) as u32,
+            bytes: CHUNK_BYTES,
+            meta: UnsafeCell::new(ChunkMeta {
+                bump: first,
+                alloc: [0; BITMAP_WORDS],
+                mark: [0; BITMAP_WORDS],
+            }),
+        };
+        let p = base.cast::<ChunkHeader>();
+        // SAFETY: fresh allocation, aligned to CHUNK_BYTES >= align of the header.
+        unsafe { p.as_ptr().write(header) };
+        Some(Chunk(p))
+    }
+
+    /// Allocates one cell of `class` through `cache`; `None` when memory runs out.
+    #[inline]
+    pub(crate) fn alloc_cell(&self, cache: &mut LocalCache, class: usize) -> Option<NonNull<u8>> {
+        if let Some(c) = cache.current[class] {
+            // SAFETY: the chunk is in this cache, so this cache owns it.
+            if let Some(p) = unsafe { c.take() } {
+                cache.cells[class] += 1;
+                return Some(p);
+            }
+        }
+        self.refill(cache, class)
+    }
+
+    #[cold]
+    fn refill(&self, cache: &mut LocalCache, class: usize) -> Option<NonNull<u8>> {
+        // A full chunk stays in `chunks` only; the sweep puts it back on `partial`.
+        cache.current[class] = None;
+        let mut l = lock(&self.lists);
+        let chunk = match l.partial[class].pop() {
+            Some(c) => c,
+            None => {
+                let count = l.per_class[class] + 1;
+                let need_partial = count.saturating_sub(l.partial[class].len());
+                l.chunks.try_reserve(1).ok()?;
+                l.partial[class].try_reserve(need_partial).ok()?;
+                let c = self.new_chunk(class)?;
+                l.chunks.push(c);
+                l.per_class[class] = count;
+                c
+            }
+        };
+        drop(l);
+        cache.current[class] = Some(chunk);
+        // SAFETY: the chunk was just taken out of the shared lists into this cache.
+        let p = unsafe { chunk.take() }?;
+        cache.cells[class] += 1;
+        Some(p)
+    }
+
+    /// Hands a cache's chunks back (when its mutator ends).
+    pub(crate) fn release_cache(&self, cache: &mut LocalCache) {
+        let mut l = lock(&self.lists);
+        for (class, cur) in cache.current.iter_mut().enumerate() {
+            if let Some(c) = cur.take() {
+                // Capacity was reserved when the chunk was made (one slot per chunk).
+                l.partial[class].push(c);
+            }
+        }
+    }
+
+    /// Allocates a cell bigger than the largest class as its own chunk-aligned allocation.
+    /// (Object cells are proved to fit a class, so only the slab's own tests use it today.)
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub(crate) fn alloc_large(&self, bytes: usize) -> Option<NonNull<u8>> {
+        let head = core::mem::size_of::<ChunkHeader>().next_multiple_of(64);
+        let total = head.checked_add(bytes)?;
+        let layout = Layout::from_size_align(total, CHUNK_BYTES).ok()?;
+        let mut l = lock(&self.lists);
+        l.large.try_reserve(1).ok()?;
+        let base = self.raw.alloc(layout)?;
+        if base.as_ptr().addr() + total > crate::cell::ADDRESS_LIMIT {
+            // SAFETY: allocated just above with this layout.
+            unsafe { self.raw.dealloc(base, layout) };
+            return None;
+        }
+        let header = ChunkHeader {
+            owner: self.owner,
+            cell_shift: 0,
+            class: LARGE_CLASS,
+            first: 0,
+            end: 1,
+            bytes: total,
+            meta: UnsafeCell::new(ChunkMeta {
+                bump: 1,
+                alloc: [0; BITMAP_WORDS],
+                mark: [0; BITMAP_WORDS],
+            }),
+        };
+        let p = base.cast::<ChunkHeader>();
+        // SAFETY: fresh allocation aligned to CHUNK_BYTES.
+        unsafe { p.as_ptr().write(header) };
+        l.large.push(Chunk(p));
+        // SAFETY: `head + bytes == total`, inside the allocation.
+        Some(unsafe { base.add(head) })
+    }
+
+    /// Marks `cell`; returns whether it was unmarked before.
+    ///
+    /// # Safety
+    /// `cell` is a live cell of this slab and the caller has exclusive access to the heap.
+    pub(crate) unsafe fn mark(cell: NonNull<u8>) -> bool {
+        let c = chunk_of(cell);
+        let h = c.header();
+        let idx = if h.class == LARGE_CLASS {
+            0
+        } else {
+            (cell.as_ptr().addr() - c.base().addr()) >> h.cell_shift
+        };
+        h.meta.with_mut(|m| {
+            // SAFETY: exclusive access per the contract.
+            let m = unsafe { &mut *m };
+            let (w, bit) = (idx / 64, 1u64 << (idx % 64));
+            let fresh = m.mark[w] & bit == 0;
+            m.mark[w] |= bit;
+            fresh
+        })
+    }
+
+    /// Frees every allocated, unmarked cell (calling `finalize` on it first), clears the
+    /// marks and rebuilds the partial lists. `&mut self`: no cache holds a chunk.
+    pub(crate) fn sweep(
+        &mut self,
+        finalize: &mut dyn FnMut(NonNull<u8>, &dyn RawAlloc),
+    ) -> SweepCounts {
+        let mut counts = SweepCounts::default();
+        let raw = &*self.raw;
+        let l = self.lists.get_mut_compat();
+        for p in l.partial.iter_mut() {
+            p.clear();
+        }
+        for &c in &l.chunks {
+            let h = c.header();
+            let mut has_free = false;
+            h.meta.with_mut(|m| {
+                // SAFETY: `&mut self` proves no cache owns the chunk.
+                let m = unsafe { &mut *m };
+                for w in 0..BITMAP_WORDS {
+                    let mut dead = m.alloc[w] & !m.mark[w];
+                    counts.live += u64::from(m.mark[w].count_ones());
+                    counts.freed += u64::from(dead.count_ones());
+                    while dead != 0 {
+                        let i = w * 64 + dead.trailing_zeros() as usize;
+                        dead &= dead - 1;
+                        // `i < end` (only such bits are ever set): inside the chunk.
+                        if let Some(cell) = NonNull::new(c.base().wrapping_add(i << h.cell_shift)) {
+                            finalize(cell, raw);
+                        }
+                    }
+                    m.alloc[w] &= m.mark[w];
+                    m.mark[w] = 0;
+                }
+                let used: u32 = m.alloc.iter().map(|w| w.count_ones()).sum();
+                has_free = used < h.end - h.first;
+            });
+            if has_free {
+                l.partial[h.class as usize].push(c);
+            }
+        }
+        let mut i = 0;
+        while i < l.large.len() {
+            let c = l.large[i];
+            let h = c.header();
+            let marked = h.meta.with_mut(|m| {
+                // SAFETY: exclusive, as above.
+                let m = unsafe { &mut *m };
+                let was = m.mark[0] & 1 != 0;
+                m.mark[0] = 0;
+                was
+            });
+            if marked {
+                counts.live += 1;
+                i += 1;
+            } else {
+                counts.freed += 1;
+                let head = core::mem::size_of::<ChunkHeader>().next_multiple_of(64);
+                // The large cell sits `head` bytes into its allocation.
+                if let Some(cell) = NonNull::new(c.base().wrapping_add(head)) {
+                    finalize(cell, raw);
+                }
+                l.large.swap_remove(i);
+                let layout = Layout::from_size_align(h.bytes, CHUNK_BYTES).expect("large layout");
+                // SAFETY: allocated in `alloc_large` with this layout; removed from the list.
+                unsafe { raw.dealloc(c.0.cast(), layout) };
+            }
+        }
+        counts
+    }
+
+    /// Returns chunks without live cells to the allocator. `&mut self`: no cache holds one.
+    pub(crate) fn release_empty_chunks(&mut self) -> usize {
+        let raw = &*self.raw;
+        let l = self.lists.get_mut_compat();
+        let mut released = 0;
+        let mut i = 0;
+        while i < l.chunks.len() {
+            let c = l.chunks[i];
+            let empty = c.header().meta.with(|m| {
+                // SAFETY: exclusive (`&mut self`).
+                unsafe { &*m }.alloc.iter().all(|&w| w == 0)
+            });
+            if empty {
+                let class = c.header().class as usize;
+                l.chunks.swap_remove(i);
+                l.partial[class].retain(|&p| p != c);
+                l.per_class[class] -= 1;
+                // SAFETY: allocated in `new_chunk` with this layout; in no list any more.
+                unsafe { raw.dealloc(c.0.cast(), chunk_layout()) };
+                released += 1;
+            } else {
+                i += 1;
+            }
+        }
+        released
+    }
+
+    /// Number of chunks (excluding large allocations).
+    pub(crate) fn chunk_count(&self) -> usize {
+        lock(&self.lists).chunks.len()
+    }
+}
+
+impl Drop for Slab {
+    /// Frees every chunk. The owner finalizes live cells first (a sweep with nothing
+    /// marked).
+    fn drop(&mut self) {
+        let raw = &*self.raw;
+        let l = self.lists.get_mut_compat();
+        for c in l.chunks.drain(..) {
+            // SAFETY: allocated in `new_chunk`; dropped once.
+            unsafe { raw.dealloc(c.0.cast(), chunk_layout()) };
+        }
+        for c in l.large.drain(..) {
+            let layout =
+                Layout::from_size_align(c.header().bytes, CHUNK_BYTES).expect("large layout");
+            // SAFETY: allocated in `alloc_large` with this layout; dropped once.
+            unsafe { raw.dealloc(c.0.cast(), layout) };
+        }
+    }
+}
+
+/// `Mutex::get_mut` for std and loom alike.
+trait GetMutCompat<T> {
+    fn get_mut_compat(&mut self) -> &mut T;
+}
+
+impl<T> GetMutCompat<T> for Mutex<T> {
+    #[cfg(not(loom))]
+    fn get_mut_compat(&mut self) -> &mut T {
+        match self.get_mut() {
+            Ok(t) => t,
+            Err(p) => p.into_inner(),
+        }
+    }
+    #[cfg(loom)]
+    fn get_mut_compat(&mut self) -> &mut T {
+        // loom's mutex has no `get_mut`; locking an exclusively borrowed mutex never blocks.
+        let g = lock(self);
+        let p: *mut T = &*g as *const T as *mut T;
+        drop(g);
+        // SAFETY: `&mut self` excludes every other user of the mutex for the returned
+        // borrow's lifetime.
+        unsafe { &mut *p }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classes_and_large_objects() {
+        assert_eq!(class_of(1), Some(0));
+        assert_eq!(class_of(128), Some(1));
+        assert_eq!(class_of(129), Some(2));
+        assert_eq!(class_of(2048), Some(5));
+        assert_eq!(class_of(2049), None);
+
+        let mut slab = Slab::new(Box::new(SystemAlloc));
+        let mut cache = LocalCache::default();
+        let mut cells = Vec::new();
+        for (class, &bytes) in SIZE_CLASSES.iter().enumerate() {
+            for _ in 0..(CHUNK_BYTES / bytes) + 3 {
+                let p = slab.alloc_cell(&mut cache, class).expect("alloc");
+                // SAFETY: a fresh cell of `bytes` bytes.
+                unsafe { p.as_ptr().write_bytes(0xAB, bytes) };
+                cells.push(p);
+            }
+        }
+        let big = slab.alloc_large(10_000).expect("large");
+        // SAFETY: a fresh 10,000-byte cell.
+        unsafe { big.as_ptr().write_bytes(1, 10_000) };
+        let mut sorted: Vec<usize> = cells.iter().map(|p| p.as_ptr().addr()).collect();
+        sorted.sort_unstable();
+        sorted.dedup();
+        assert_eq!(sorted.len(), cells.len(), "cells are distinct");
+        slab.release_cache(&mut cache);
+        // Keep every other cell and the large one.
+        for p in cells.iter().step_by(2) {
+            // SAFETY: live cells of this slab; exclusive access.
+            assert!(unsafe { Slab::mark(*p) });
+        }
+        // SAFETY: as above.
+        unsafe { Slab::mark(big) };
+        let mut finalized = 0u64;
+        let counts = slab.sweep(&mut |_, _| finalized += 1);
+        assert_eq!(counts.freed, (cells.len() / 2) as u64);
+        assert_eq!(finalized, counts.freed);
+        assert_eq!(counts.live, cells.len().div_ceil(2) as u64 + 1);
+        // Freed cells are reused before new chunks are made.
+        let before = slab.chunk_count();
+        for _ in 0..10 {
+            slab.alloc_cell(&mut cache, 1).expect("alloc");
+        }
+        assert_eq!(slab.chunk_count(), before);
+        slab.release_cache(&mut cache);
+        let counts = slab.sweep(&mut |_, _| {});
+        assert_eq!(counts.live, 0);
+        assert_eq!(slab.release_empty_chunks(), before);
+        assert_eq!(slab.chunk_count(), 0);
+    }
+}
