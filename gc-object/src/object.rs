@@ -402,13 +402,19 @@ impl<'h> Obj<'h> {
             return Err(Error::NotExtensible(key));
         }
         let heap = self.heap();
+        let with_entry =
+            (attrs != DEFAULT_ATTRS).then(|| draft_with_entry(self, key, attrs, getter, setter));
+        let mut t = g.txn(heap.raw());
         match key {
             PropertyKey::Name(k) => {
-                let shape = self.shape();
-                let next = heap.shapes.with_added(shape, k);
-                g.ensure_slots(heap.raw(), next.slot_count())?;
-                if attrs != DEFAULT_ATTRS {
-                    set_entry(&g, key, attrs, getter, setter)?;
+                let next = heap.shapes.with_added(self.shape(), k);
+                t.slots(next.slot_count())?;
+                if let Some(d) = &with_entry {
+                    t.cold(d)?;
+                }
+                t.commit()?;
+                if with_entry.is_some() {
+                    g.set_side(self.side() | SIDE_ENTRIES);
                 }
                 let slot = next.lookup(k).expect("added key");
                 g.store_slot(slot, value);
@@ -416,10 +422,16 @@ impl<'h> Obj<'h> {
                 Ok(())
             }
             PropertyKey::Index(i) => {
-                let e = reserve_index(&g, i)?;
-                if attrs != DEFAULT_ATTRS {
-                    set_entry(&g, key, attrs, getter, setter)?;
+                check_index(&g, i)?;
+                t.elements(i + 1)?;
+                if let Some(d) = &with_entry {
+                    t.cold(d)?;
                 }
+                t.commit()?;
+                if with_entry.is_some() {
+                    g.set_side(self.side() | SIDE_ENTRIES);
+                }
+                let e = self.elements().expect("elements");
                 g.store_element(e, i, value);
                 Ok(())
             }
@@ -659,9 +671,8 @@ fn write_found<'h>(
     Ok(())
 }
 
-/// Makes room for index `i` in the dense elements (checking extensibility and an array's
-/// non-writable length).
-fn reserve_index<'h>(g: &Locked<'h>, i: u32) -> Result<crate::cell::Elements<'h>, Error> {
+/// Checks that index `i` may be added (an array's non-writable length, the gap limit).
+fn check_index(g: &Locked<'_>, i: u32) -> Result<(), Error> {
     let o = g.obj();
     if let Some(len) = o.array_length()
         && i >= len
@@ -670,11 +681,10 @@ fn reserve_index<'h>(g: &Locked<'h>, i: u32) -> Result<crate::cell::Elements<'h>
     {
         return Err(Error::NotWritable(PropertyKey::length()));
     }
-    let dense = o.dense_len();
-    if i > dense.saturating_add(MAX_INDEX_GAP) {
+    if i > o.dense_len().saturating_add(MAX_INDEX_GAP) {
         return Err(Error::IndexTooSparse(i));
     }
-    g.ensure_elements(o.heap().raw(), i + 1)
+    Ok(())
 }
 
 fn add_own<'h>(g: &Locked<'h>, key: PropertyKey, value: Value<'h>) -> Result<(), Error> {
@@ -694,21 +704,21 @@ fn add_own<'h>(g: &Locked<'h>, key: PropertyKey, value: Value<'h>) -> Result<(),
             Ok(())
         }
         PropertyKey::Index(i) => {
-            let e = reserve_index(g, i)?;
+            check_index(g, i)?;
+            let e = g.ensure_elements(o.heap().raw(), i + 1)?;
             g.store_element(e, i, value);
             Ok(())
         }
     }
 }
 
-fn set_entry<'h>(
-    g: &Locked<'h>,
+fn draft_with_entry<'h>(
+    o: Obj<'h>,
     key: PropertyKey,
     attrs: u8,
     getter: Value<'h>,
     setter: Value<'h>,
-) -> Result<(), Error> {
-    let o = g.obj();
+) -> ColdDraft<'h> {
     let mut d = draft_of(o);
     let e = PropEntry {
         key,
@@ -720,6 +730,18 @@ fn set_entry<'h>(
         Some(x) => *x = e,
         None => d.entries.push(e),
     }
+    d
+}
+
+fn set_entry<'h>(
+    g: &Locked<'h>,
+    key: PropertyKey,
+    attrs: u8,
+    getter: Value<'h>,
+    setter: Value<'h>,
+) -> Result<(), Error> {
+    let o = g.obj();
+    let d = draft_with_entry(o, key, attrs, getter, setter);
     g.replace_cold(o.heap().raw(), &d)?;
     g.set_side(o.side() | SIDE_ENTRIES);
     Ok(())

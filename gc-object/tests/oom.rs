@@ -1,0 +1,355 @@
+//! Failure injection: every allocation of every path fails in turn; the operation returns
+//! `OutOfMemory`, the object is exactly as before, and nothing leaks.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::ptr::NonNull;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicIsize, AtomicUsize, Ordering};
+
+use gc_object::{Error, Heap, INLINE_SLOTS, Mutator, Obj, Property, PropertyKey, RawAlloc, Value};
+
+#[derive(Default)]
+struct State {
+    /// Allocations to let through before failing one; negative: never fail.
+    countdown: AtomicIsize,
+    fired: AtomicBool,
+    live: AtomicUsize,
+}
+
+#[derive(Clone)]
+struct Failing(Arc<State>);
+
+impl Failing {
+    fn new() -> Self {
+        let s = State::default();
+        s.countdown.store(-1, Ordering::SeqCst);
+        Failing(Arc::new(s))
+    }
+    fn arm(&self, n: isize) {
+        self.0.countdown.store(n, Ordering::SeqCst);
+        self.0.fired.store(false, Ordering::SeqCst);
+    }
+    fn disarm(&self) {
+        self.0.countdown.store(-1, Ordering::SeqCst);
+    }
+}
+
+// SAFETY: forwards to `System` or returns `None`.
+unsafe impl RawAlloc for Failing {
+    fn alloc(&self, layout: Layout) -> Option<NonNull<u8>> {
+        let c = self.0.countdown.load(Ordering::SeqCst);
+        if c == 0 {
+            self.0.countdown.store(-1, Ordering::SeqCst);
+            self.0.fired.store(true, Ordering::SeqCst);
+            return None;
+        }
+        if c > 0 {
+            self.0.countdown.store(c - 1, Ordering::SeqCst);
+        }
+        self.0.live.fetch_add(1, Ordering::SeqCst);
+        // SAFETY: non-zero-sized layouts from the heap.
+        NonNull::new(unsafe { System.alloc(layout) })
+    }
+    unsafe fn dealloc(&self, ptr: NonNull<u8>, layout: Layout) {
+        self.0.live.fetch_sub(1, Ordering::SeqCst);
+        // SAFETY: forwarded contract.
+        unsafe { System.dealloc(ptr.as_ptr(), layout) }
+    }
+}
+
+fn snapshot(o: Obj<'_>) -> String {
+    let keys = o.own_keys().unwrap();
+    let props: Vec<String> = keys
+        .iter()
+        .map(|&k| format!("{k}={:?}", o.get_own_property(k).unwrap()))
+        .collect();
+    format!(
+        "{props:?} ext={} len={:?} side={} proto={:?}",
+        o.is_extensible().unwrap(),
+        o.array_length(),
+        o.has_side_state(),
+        o.prototype().unwrap()
+    )
+}
+
+fn n(x: f64) -> Value<'static> {
+    Value::number(x)
+}
+
+/// Runs `op` with the k-th allocation failing, k = 0, 1, ... until it succeeds. Returns how
+/// many allocations could fail.
+fn inject<'a>(
+    what: &str,
+    setup: impl for<'h> Fn(&mut Mutator<'h>) -> Obj<'h>,
+    op: impl for<'h> Fn(&mut Mutator<'h>, Obj<'h>) -> Result<(), Error>,
+) -> usize {
+    for k in 0..32 {
+        let alloc = Failing::new();
+        {
+            let heap = Heap::with_allocator(alloc.clone());
+            let mut m = heap.mutator();
+            let o = setup(&mut m);
+            let before = snapshot(o);
+            alloc.arm(k);
+            let r = op(&mut m, o);
+            alloc.disarm();
+            let fired = alloc.0.fired.load(Ordering::SeqCst);
+            match r {
+                Err(Error::OutOfMemory) => {
+                    assert!(fired, "{what}: OOM without a failed allocation");
+                    assert_eq!(
+                        snapshot(o),
+                        before,
+                        "{what}: object changed by failed allocation {k}"
+                    );
+                    // The object still works afterwards.
+                    op(&mut m, o).unwrap_or_else(|e| panic!("{what}: retry after OOM failed: {e}"));
+                }
+                Ok(()) => {
+                    assert!(!fired, "{what}: succeeded although allocation {k} failed");
+                    drop(m);
+                    drop(heap);
+                    assert_eq!(alloc.0.live.load(Ordering::SeqCst), 0, "{what}: leak");
+                    return k as usize;
+                }
+                Err(e) => panic!("{what}: unexpected error {e}"),
+            }
+        }
+        assert_eq!(
+            alloc.0.live.load(Ordering::SeqCst),
+            0,
+            "{what}: leak after failure {k}"
+        );
+    }
+    panic!("{what}: never succeeded")
+}
+
+fn names(count: usize) -> Vec<String> {
+    (0..count).map(|i| format!("k{i}")).collect()
+}
+
+fn full_inline<'h>(m: &mut Mutator<'h>) -> Obj<'h> {
+    let o = m.object().unwrap();
+    for k in names(INLINE_SLOTS) {
+        o.set(k.as_str(), n(1.0)).unwrap();
+    }
+    o
+}
+
+#[test]
+fn cell_allocation() {
+    let fails = inject(
+        "cell",
+        |m| m.object().unwrap(),
+        |m, _| {
+            // Fill the current chunk, then the next cell needs a new chunk.
+            let mut last = None;
+            for _ in 0..(gc_object::CHUNK_BYTES / gc_object::OBJECT_CLASS_BYTES) {
+                last = Some(m.object()?);
+            }
+            last.map(|_| ()).ok_or(Error::Unsupported("no cell"))
+        },
+    );
+    assert_eq!(fails, 1);
+}
+
+#[test]
+fn first_spill_storage_and_slots() {
+    let fails = inject("spill", full_inline, |_, o| o.set("extra", n(2.0)));
+    assert_eq!(fails, if gc_object::WIDE_OBJECT { 1 } else { 2 });
+}
+
+#[test]
+fn slot_block_growth() {
+    let fails = inject(
+        "slot growth",
+        |m| {
+            let o = full_inline(m);
+            for i in 0..4 {
+                o.set(format!("x{i}").as_str(), n(1.0)).unwrap();
+            }
+            o
+        },
+        |_, o| o.set("x4", n(2.0)),
+    );
+    assert_eq!(fails, 1);
+}
+
+#[test]
+fn cold_state_attributes() {
+    let ro = Property::Data {
+        value: n(5.0),
+        writable: false,
+        enumerable: false,
+        configurable: true,
+    };
+    let fails = inject(
+        "cold (fresh)",
+        |m| {
+            let o = m.object().unwrap();
+            o.set("a", n(1.0)).unwrap();
+            o
+        },
+        move |_, o| o.define("a", ro),
+    );
+    // entries block, cold state, storage wrapper (inline in the wide layout)
+    assert_eq!(fails, if gc_object::WIDE_OBJECT { 2 } else { 3 });
+    let fails = inject(
+        "cold (replace)",
+        |m| {
+            let o = full_inline(m);
+            o.set("spilled", n(1.0)).unwrap();
+            o.define(
+                "k1",
+                Property::Data {
+                    value: n(5.0),
+                    writable: false,
+                    enumerable: true,
+                    configurable: true,
+                },
+            )
+            .unwrap();
+            o
+        },
+        move |_, o| o.define("k2", ro),
+    );
+    assert_eq!(fails, 2);
+    inject("new property with attributes", full_inline, move |_, o| {
+        o.define("new", ro)
+    });
+    inject(
+        "delete with entry",
+        |m| {
+            let o = m.object().unwrap();
+            o.define(
+                "a",
+                Property::Data {
+                    value: n(5.0),
+                    writable: true,
+                    enumerable: false,
+                    configurable: true,
+                },
+            )
+            .unwrap();
+            o.define(
+                "b",
+                Property::Data {
+                    value: n(5.0),
+                    writable: true,
+                    enumerable: false,
+                    configurable: true,
+                },
+            )
+            .unwrap();
+            o
+        },
+        |_, o| o.delete("a").map(|_| ()),
+    );
+}
+
+fn getter<'h>(_t: Value<'h>, _a: Value<'h>) -> Result<Value<'h>, Error> {
+    Ok(Value::number(1.0))
+}
+
+#[test]
+fn accessors_functions_and_restriction() {
+    inject(
+        "accessor",
+        |m| {
+            let o = m.object().unwrap();
+            let g = m.function(getter).unwrap();
+            o.set("g", g.value()).unwrap();
+            o
+        },
+        |_, o| {
+            let g = o.get("g")?.as_object().unwrap();
+            o.define(
+                "acc",
+                Property::Accessor {
+                    get: Some(g),
+                    set: None,
+                    enumerable: true,
+                    configurable: true,
+                },
+            )
+        },
+    );
+    inject(
+        "function",
+        |m| m.object().unwrap(),
+        |m, o| {
+            let f = m.function(getter)?;
+            o.set("f", f.value())
+        },
+    );
+    inject("restrict", full_inline, |_, o| {
+        o.restrict_to_current_thread()
+    });
+}
+
+#[test]
+fn elements() {
+    let fails = inject(
+        "first element",
+        |m| m.array().unwrap(),
+        |_, o| o.push(n(1.0)),
+    );
+    assert_eq!(fails, if gc_object::WIDE_OBJECT { 1 } else { 2 });
+    let fails = inject(
+        "element growth",
+        |m| {
+            let a = m.array().unwrap();
+            for i in 0..4 {
+                a.push(n(i as f64)).unwrap();
+            }
+            a
+        },
+        |_, o| o.push(n(9.0)),
+    );
+    assert_eq!(fails, 1);
+    inject(
+        "sparse length",
+        |m| {
+            let a = m.array().unwrap();
+            a.push(n(1.0)).unwrap();
+            a
+        },
+        |_, o| o.set_array_length(100),
+    );
+    inject(
+        "index on plain object",
+        |m| m.object().unwrap(),
+        |_, o| o.set(PropertyKey::Index(3), n(1.0)),
+    );
+    inject(
+        "index with attributes",
+        |m| m.array().unwrap(),
+        |_, o| {
+            o.define(
+                PropertyKey::Index(0),
+                Property::Data {
+                    value: n(1.0),
+                    writable: false,
+                    enumerable: true,
+                    configurable: true,
+                },
+            )
+        },
+    );
+}
+
+// The counting global allocator is not needed here; keep `System` explicit for clarity.
+#[global_allocator]
+static GLOBAL: Sys = Sys;
+struct Sys;
+// SAFETY: forwards to `System`.
+unsafe impl GlobalAlloc for Sys {
+    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
+        // SAFETY: forwarded contract.
+        unsafe { System.alloc(l) }
+    }
+    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
+        // SAFETY: forwarded contract.
+        unsafe { System.dealloc(p, l) }
+    }
+}
