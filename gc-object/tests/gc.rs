@@ -1,0 +1,212 @@
+//! Collection over random object graphs with cycles: everything unreachable is freed,
+//! everything reachable survives with its edges, counted.
+
+use std::collections::HashSet;
+
+use gc_object::{Heap, INLINE_SLOTS, Property, PropertyKey, Root, Value};
+use proptest::prelude::*;
+
+#[derive(Debug, Clone)]
+struct Graph {
+    nodes: usize,
+    /// (from, to, how): how 0 = inline slot, 1 = external slot, 2 = element, 3 = prototype,
+    /// 4 = accessor getter.
+    edges: Vec<(usize, usize, u8)>,
+    roots: Vec<usize>,
+    /// Roots dropped before the second collection.
+    drop_roots: usize,
+}
+
+fn graphs() -> impl Strategy<Value = Graph> {
+    let max_nodes: usize = if cfg!(miri) { 12 } else { 60 };
+    (2..max_nodes).prop_flat_map(|nodes| {
+        (
+            Just(nodes),
+            prop::collection::vec((0..nodes, 0..nodes, 0u8..5), 0..nodes * 2),
+            prop::collection::vec(0..nodes, 0..4),
+            0usize..4,
+        )
+            .prop_map(|(nodes, edges, roots, drop_roots)| Graph {
+                nodes,
+                edges,
+                roots,
+                drop_roots,
+            })
+    })
+}
+
+fn getter<'h>(_: Value<'h>, _: Value<'h>) -> Result<Value<'h>, gc_object::Error> {
+    Ok(Value::undefined())
+}
+
+fn run(g: Graph) {
+    let mut heap = Heap::new();
+    // Build: node i has own keys; record the actual edges that were applied.
+    let mut protos: Vec<Option<usize>> = vec![None; g.nodes];
+    let mut getters = 0usize;
+    let roots: Vec<Root>;
+    {
+        let mut m = heap.mutator();
+        let objs: Vec<_> = (0..g.nodes)
+            .map(|i| {
+                let o = if i % 3 == 0 {
+                    m.array().unwrap()
+                } else {
+                    m.object().unwrap()
+                };
+                o.set("id", Value::number(i as f64)).unwrap();
+                o
+            })
+            .collect();
+        for (e, &(from, to, how)) in g.edges.iter().enumerate() {
+            let (a, b) = (objs[from], objs[to]);
+            match how {
+                0 => a.set(format!("e{}", e % 3).as_str(), b.value()).unwrap(),
+                1 => {
+                    // Past the inline slots: fill up first.
+                    for j in 0..INLINE_SLOTS {
+                        a.set(format!("pad{j}").as_str(), Value::null()).unwrap();
+                    }
+                    a.set(format!("x{e}").as_str(), b.value()).unwrap();
+                }
+                2 => a
+                    .set(PropertyKey::Index((e % 7) as u32), b.value())
+                    .unwrap(),
+                3 => {
+                    if a.set_prototype(Some(b)).is_ok() {
+                        protos[from] = Some(to);
+                    }
+                    continue;
+                }
+                _ => {
+                    let f = m.function(getter).unwrap();
+                    f.set("target", b.value()).unwrap();
+                    a.define(
+                        format!("acc{e}").as_str(),
+                        Property::Accessor {
+                            get: Some(f),
+                            set: None,
+                            enumerable: true,
+                            configurable: true,
+                        },
+                    )
+                    .unwrap();
+                    getters += 1;
+                    continue;
+                }
+            }
+        }
+        roots = g
+            .roots
+            .iter()
+            .map(|&r| heap.root(objs[r]).unwrap())
+            .collect();
+    }
+    // Overwritten slots drop edges: recompute the real edges from the objects themselves.
+    let total = g.nodes + getters;
+    let expect = |live_roots: &[usize], edges: &[(usize, usize)]| {
+        let mut seen = HashSet::new();
+        let mut stack = live_roots.to_vec();
+        while let Some(n) = stack.pop() {
+            if seen.insert(n) {
+                stack.extend(edges.iter().filter(|e| e.0 == n).map(|e| e.1));
+                if n < g.nodes
+                    && let Some(p) = protos[n]
+                {
+                    stack.push(p);
+                }
+            }
+        }
+        seen.len() as u64
+    };
+    // Edges as the objects hold them now (a later set of the same key replaces an edge).
+    let (real_edges, slot_owner) = {
+        let mut v = Vec::new();
+        let mut slot_owner: std::collections::HashMap<(usize, String), usize> = Default::default();
+        let mut getter_idx = 0;
+        for (e, &(from, to, how)) in g.edges.iter().enumerate() {
+            match how {
+                0 => {
+                    slot_owner.insert((from, format!("e{}", e % 3)), to);
+                }
+                1 => {
+                    slot_owner.insert((from, format!("x{e}")), to);
+                }
+                2 => {
+                    slot_owner.insert((from, format!("#{}", e % 7)), to);
+                }
+                3 => {}
+                _ => {
+                    v.push((from, g.nodes + getter_idx));
+                    v.push((g.nodes + getter_idx, to));
+                    getter_idx += 1;
+                }
+            }
+        }
+        v.extend(slot_owner.iter().map(|(&(from, _), &to)| (from, to)));
+        (v, slot_owner)
+    };
+    let root_ids: Vec<usize> = g.roots.clone();
+    let s = heap.collect();
+    assert_eq!(s.marked, expect(&root_ids, &real_edges));
+    assert_eq!(s.marked + s.freed, total as u64);
+    // Survivors keep their identity and edges.
+    for (r, &id) in roots.iter().zip(&g.roots) {
+        let o = r.get(&heap).unwrap();
+        assert_eq!(o.get("id").unwrap(), Value::number(id as f64));
+        for ((from, key), &to) in &slot_owner {
+            if *from != id {
+                continue;
+            }
+            let v = match key.strip_prefix('#') {
+                Some(i) => o.get(PropertyKey::Index(i.parse().unwrap())).unwrap(),
+                None => o.get(key.as_str()).unwrap(),
+            };
+            let target = v.as_object().expect("edge survives");
+            assert_eq!(target.get("id").unwrap(), Value::number(to as f64));
+        }
+    }
+    // Drop some roots; collect again.
+    let keep = roots.len().saturating_sub(g.drop_roots);
+    let mut roots = roots;
+    roots.truncate(keep);
+    let s2 = heap.collect();
+    assert_eq!(s2.marked, expect(&root_ids[..keep], &real_edges));
+    assert_eq!(s2.freed, s.marked - s2.marked);
+    drop(roots);
+    let s3 = heap.collect();
+    assert_eq!(s3.marked, 0);
+    assert_eq!(s3.freed, s2.marked);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(if cfg!(miri) { 4 } else { 96 }))]
+    #[test]
+    fn random_graphs(g in graphs()) {
+        run(g);
+    }
+}
+
+#[test]
+fn finalizer_fast_path_is_counted() {
+    let mut heap = Heap::new();
+    {
+        let mut m = heap.mutator();
+        for i in 0..50 {
+            let o = m.object().unwrap();
+            o.set("a", Value::number(1.0)).unwrap();
+            if i % 5 == 0 {
+                for j in 0..=INLINE_SLOTS {
+                    o.set(format!("p{j}").as_str(), Value::number(1.0)).unwrap();
+                }
+            }
+        }
+    }
+    let s = heap.collect();
+    assert_eq!(s.freed, 50);
+    assert_eq!(s.finalized, 10);
+    assert_eq!(s.freed_without_finalizer, 40);
+    assert_eq!(heap.stats().collections, 1);
+    assert!(heap.release_empty_chunks() >= 1);
+    assert_eq!(heap.stats().chunks, 0);
+}
