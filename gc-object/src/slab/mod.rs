@@ -323,7 +323,7 @@ impl Slab {
 
     /// Allocates a cell bigger than the largest class as its own chunk-aligned allocation.
     /// (Object cells are proved to fit a class, so only the slab's own tests use it today.)
-    #[cfg_attr(not(test), allow(dead_code))]
+    #[cfg_attr(any(not(test), loom), allow(dead_code))]
     pub(crate) fn alloc_large(&self, bytes: usize) -> Option<NonNull<u8>> {
         let head = core::mem::size_of::<ChunkHeader>().next_multiple_of(64);
         let total = head.checked_add(bytes)?;
@@ -387,7 +387,9 @@ impl Slab {
     ) -> SweepCounts {
         let mut counts = SweepCounts::default();
         let raw = &*self.raw;
-        let l = self.lists.get_mut_compat();
+        // `&mut self`: the lock is uncontended.
+        let mut guard = lock(&self.lists);
+        let l = &mut *guard;
         for p in l.partial.iter_mut() {
             p.clear();
         }
@@ -452,7 +454,9 @@ impl Slab {
     /// Returns chunks without live cells to the allocator. `&mut self`: no cache holds one.
     pub(crate) fn release_empty_chunks(&mut self) -> usize {
         let raw = &*self.raw;
-        let l = self.lists.get_mut_compat();
+        // `&mut self`: the lock is uncontended.
+        let mut guard = lock(&self.lists);
+        let l = &mut *guard;
         let mut released = 0;
         let mut i = 0;
         while i < l.chunks.len() {
@@ -487,7 +491,9 @@ impl Drop for Slab {
     /// marked).
     fn drop(&mut self) {
         let raw = &*self.raw;
-        let l = self.lists.get_mut_compat();
+        // `&mut self`: the lock is uncontended.
+        let mut guard = lock(&self.lists);
+        let l = &mut *guard;
         for c in l.chunks.drain(..) {
             // SAFETY: allocated in `new_chunk`; dropped once.
             unsafe { raw.dealloc(c.0.cast(), chunk_layout()) };
@@ -498,31 +504,6 @@ impl Drop for Slab {
             // SAFETY: allocated in `alloc_large` with this layout; dropped once.
             unsafe { raw.dealloc(c.0.cast(), layout) };
         }
-    }
-}
-
-/// `Mutex::get_mut` for std and loom alike.
-trait GetMutCompat<T> {
-    fn get_mut_compat(&mut self) -> &mut T;
-}
-
-impl<T> GetMutCompat<T> for Mutex<T> {
-    #[cfg(not(loom))]
-    fn get_mut_compat(&mut self) -> &mut T {
-        match self.get_mut() {
-            Ok(t) => t,
-            Err(p) => p.into_inner(),
-        }
-    }
-    #[cfg(loom)]
-    fn get_mut_compat(&mut self) -> &mut T {
-        // loom's mutex has no `get_mut`; locking an exclusively borrowed mutex never blocks.
-        let g = lock(self);
-        let p: *mut T = &*g as *const T as *mut T;
-        drop(g);
-        // SAFETY: `&mut self` excludes every other user of the mutex for the returned
-        // borrow's lifetime.
-        unsafe { &mut *p }
     }
 }
 

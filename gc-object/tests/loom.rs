@@ -1,0 +1,115 @@
+//! loom models of the object protocol (run with `RUSTFLAGS="--cfg loom"`). `INLINE_SLOTS`
+//! is 2 under loom, so the third property spills.
+#![cfg(loom)]
+
+use loom::sync::Arc;
+use loom::thread;
+
+use gc_object::{Heap, INLINE_SLOTS, Key, Property, Root, Value};
+
+fn setup() -> (Arc<Heap>, Arc<Root>) {
+    let heap = Heap::new();
+    let root = {
+        let mut m = heap.mutator();
+        let o = m.object().unwrap();
+        for i in 0..INLINE_SLOTS {
+            o.set(format!("p{i}").as_str(), Value::number(i as f64))
+                .unwrap();
+        }
+        heap.root(o).unwrap()
+    };
+    (Arc::new(heap), Arc::new(root))
+}
+
+fn keys() -> (Key, Key, Key) {
+    (Key::new("p0"), Key::new("spill_a"), Key::new("spill_b"))
+}
+
+#[test]
+fn loom_first_installation_race() {
+    let (p0, a, _) = keys();
+    loom::model(move || {
+        let (heap, root) = setup();
+        let (h2, r2) = (heap.clone(), root.clone());
+        let t = thread::spawn(move || {
+            // Installs storage + external slots.
+            let o = r2.get(&h2).unwrap();
+            o.set(a, Value::number(10.0)).unwrap();
+        });
+        {
+            // Installs storage + cold state.
+            let o = root.get(&heap).unwrap();
+            o.define(
+                p0,
+                Property::Data {
+                    value: Value::number(5.0),
+                    writable: false,
+                    enumerable: true,
+                    configurable: true,
+                },
+            )
+            .unwrap();
+        }
+        t.join().unwrap();
+        let o = root.get(&heap).unwrap();
+        assert!(o.has_side_state());
+        assert_eq!(o.get(a).unwrap(), Value::number(10.0));
+        assert_eq!(
+            o.get_own_property(p0).unwrap(),
+            Some(Property::Data {
+                value: Value::number(5.0),
+                writable: false,
+                enumerable: true,
+                configurable: true
+            })
+        );
+    });
+}
+
+#[test]
+fn loom_publication_vs_unlocked_reader() {
+    let (p0, a, _) = keys();
+    loom::model(move || {
+        let (heap, root) = setup();
+        let (h2, r2) = (heap.clone(), root.clone());
+        let t = thread::spawn(move || {
+            let o = r2.get(&h2).unwrap();
+            o.set(a, Value::number(10.0)).unwrap();
+        });
+        {
+            let o = root.get(&heap).unwrap();
+            // Lock-free reads: the spilled property is either absent or complete. (The
+            // yields let loom schedule the writer between the reads: its partial-order
+            // reduction does not reorder a load before a same-location load-then-store.)
+            for _ in 0..2 {
+                let v = o.get(a).unwrap();
+                assert!(v.is_undefined() || v == Value::number(10.0), "{v:?}");
+                assert_eq!(o.get(p0).unwrap(), Value::number(0.0));
+                thread::yield_now();
+            }
+        }
+        t.join().unwrap();
+        assert_eq!(
+            root.get(&heap).unwrap().get(a).unwrap(),
+            Value::number(10.0)
+        );
+    });
+}
+
+#[test]
+fn loom_two_threads_add_properties() {
+    let (_, a, b) = keys();
+    loom::model(move || {
+        let (heap, root) = setup();
+        let (h2, r2) = (heap.clone(), root.clone());
+        let t = thread::spawn(move || {
+            r2.get(&h2).unwrap().set(a, Value::number(1.0)).unwrap();
+        });
+        root.get(&heap).unwrap().set(b, Value::number(2.0)).unwrap();
+        t.join().unwrap();
+        let o = root.get(&heap).unwrap();
+        assert_eq!(o.get(a).unwrap(), Value::number(1.0));
+        assert_eq!(o.get(b).unwrap(), Value::number(2.0));
+        assert_eq!(o.own_keys().unwrap().len(), INLINE_SLOTS + 2);
+    });
+}
