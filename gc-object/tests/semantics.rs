@@ -86,10 +86,7 @@ fn spill_past_inline_slots_and_delete() {
     let count = INLINE_SLOTS + 20;
     for i in 0..count {
         o.set(format!("k{i}").as_str(), n(i as f64)).unwrap();
-        assert_eq!(
-            o.has_side_state(),
-            i >= INLINE_SLOTS || gc_object::WIDE_OBJECT && i >= INLINE_SLOTS
-        );
+        assert_eq!(o.has_side_state(), i >= INLINE_SLOTS);
     }
     for i in 0..count {
         assert_eq!(o.get(format!("k{i}").as_str()).unwrap(), n(i as f64));

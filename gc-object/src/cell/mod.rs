@@ -633,10 +633,8 @@ impl<'h> Locked<'h> {
             .expect("gc-object: external slot without block");
         let j = i - INLINE_SLOTS;
         // SAFETY: the block is live; its header is immutable.
-        assert!(
-            j < unsafe { b.as_ref().cap } as usize,
-            "gc-object: slot {i} beyond capacity"
-        );
+        let cap = unsafe { b.as_ref() }.cap as usize;
+        assert!(j < cap, "gc-object: slot {i} beyond capacity");
         // SAFETY: `j < cap`; slots are initialized.
         unsafe { &*block_items::<AtomicWord>(b).wrapping_add(j) }.store(v.word, Ordering::Release);
     }

@@ -1,0 +1,247 @@
+//! Several threads on one object and on one shared heap.
+#![cfg(not(loom))]
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use gc_object::{Heap, INLINE_SLOTS, Key, Property, PropertyKey, Root, Value};
+
+const THREADS: usize = 4;
+
+fn scale(n: usize) -> usize {
+    if cfg!(miri) { n.min(8) } else { n }
+}
+
+#[test]
+fn concurrent_adds_and_writes_on_one_object_lose_nothing() {
+    let heap = Heap::new();
+    let mut m = heap.mutator();
+    let o = m.object().unwrap();
+    let arr = m.array().unwrap();
+    let per = scale(3 * INLINE_SLOTS);
+    let keys: Vec<Vec<Key>> = (0..THREADS)
+        .map(|t| (0..per).map(|i| Key::new(&format!("t{t}_{i}"))).collect())
+        .collect();
+    std::thread::scope(|s| {
+        for (t, ks) in keys.iter().enumerate() {
+            s.spawn(move || {
+                for (i, &k) in ks.iter().enumerate() {
+                    o.set(k, Value::number((t * 1000 + i) as f64)).unwrap();
+                    // Readers on every thread see complete properties only.
+                    for (j, &k2) in ks[..=i].iter().enumerate() {
+                        assert_eq!(o.get(k2).unwrap(), Value::number((t * 1000 + j) as f64));
+                    }
+                    arr.set(
+                        PropertyKey::Index((i * THREADS + t) as u32),
+                        Value::number(1.0),
+                    )
+                    .unwrap();
+                    if i % 7 == 0 {
+                        o.define(
+                            format!("ro{t}_{i}").as_str(),
+                            Property::Data {
+                                value: Value::number(1.0),
+                                writable: false,
+                                enumerable: true,
+                                configurable: true,
+                            },
+                        )
+                        .unwrap();
+                    }
+                }
+            });
+        }
+    });
+    let own = o.own_keys().unwrap();
+    let ro = THREADS * per.div_ceil(7);
+    assert_eq!(own.len(), THREADS * per + ro);
+    for (t, ks) in keys.iter().enumerate() {
+        for (i, &k) in ks.iter().enumerate() {
+            assert_eq!(o.get(k).unwrap(), Value::number((t * 1000 + i) as f64));
+        }
+    }
+    assert_eq!(arr.array_length(), Some((THREADS * per) as u32));
+    for i in 0..THREADS * per {
+        assert_eq!(
+            arr.get(PropertyKey::Index(i as u32)).unwrap(),
+            Value::number(1.0)
+        );
+    }
+}
+
+#[test]
+fn first_installation_from_many_threads_installs_once() {
+    for _ in 0..scale(50) {
+        let heap = Heap::new();
+        let mut m = heap.mutator();
+        let o = m.object().unwrap();
+        for i in 0..INLINE_SLOTS {
+            o.set(format!("p{i}").as_str(), Value::number(0.0)).unwrap();
+        }
+        std::thread::scope(|s| {
+            for t in 0..THREADS {
+                s.spawn(move || match t % 3 {
+                    0 => o
+                        .set(format!("spill{t}").as_str(), Value::number(t as f64))
+                        .unwrap(),
+                    1 => o
+                        .set(PropertyKey::Index(t as u32), Value::number(t as f64))
+                        .unwrap(),
+                    _ => o
+                        .define(
+                            "p0",
+                            Property::Data {
+                                value: Value::number(0.0),
+                                writable: false,
+                                enumerable: true,
+                                configurable: true,
+                            },
+                        )
+                        .unwrap(),
+                });
+            }
+        });
+        for t in 0..THREADS {
+            match t % 3 {
+                0 => assert_eq!(
+                    o.get(format!("spill{t}").as_str()).unwrap(),
+                    Value::number(t as f64)
+                ),
+                1 => assert_eq!(
+                    o.get(PropertyKey::Index(t as u32)).unwrap(),
+                    Value::number(t as f64)
+                ),
+                _ => assert_eq!(
+                    o.set("p0", Value::number(1.0)),
+                    Err(gc_object::Error::NotWritable(PropertyKey::parse("p0")))
+                ),
+            }
+        }
+    }
+}
+
+/// Shared heap: threads allocate through their own mutators, link objects across threads,
+/// mutate shared objects; collections between rounds; at the end the reachable graph is
+/// exactly what the threads built and nothing else is left.
+#[test]
+fn shared_heap_stress() {
+    let mut heap = Heap::new();
+    let rounds = scale(6);
+    let per_thread = scale(400);
+    let (shared_root, lists): (Root, Vec<Root>) = {
+        let mut m = heap.mutator();
+        let shared = m.object().unwrap();
+        let lists = (0..THREADS)
+            .map(|_| heap.root(m.array().unwrap()).unwrap())
+            .collect();
+        (heap.root(shared).unwrap(), lists)
+    };
+    let mut expected_live = 1 + THREADS; // shared object + one list per thread
+    for round in 0..rounds {
+        let garbage = AtomicUsize::new(0);
+        {
+            let heap = &heap;
+            let shared = shared_root.get(heap).unwrap();
+            let lists: Vec<_> = lists.iter().map(|r| r.get(heap).unwrap()).collect();
+            let lists = &lists;
+            let garbage = &garbage;
+            std::thread::scope(|s| {
+                for t in 0..THREADS {
+                    s.spawn(move || {
+                        let mut m = heap.mutator();
+                        let list = lists[t];
+                        for i in 0..per_thread {
+                            let o = m.object().unwrap();
+                            o.set("round", Value::number(round as f64)).unwrap();
+                            o.set("i", Value::number(i as f64)).unwrap();
+                            if i % 4 == 0 {
+                                // Kept: linked from this thread's list.
+                                list.push(o.value()).unwrap();
+                                // Cross-thread link: point at the previous thread's list.
+                                o.set("peer", lists[(t + 1) % THREADS].value()).unwrap();
+                            } else {
+                                garbage.fetch_add(1, Ordering::Relaxed);
+                            }
+                            // Everyone mutates the shared object.
+                            shared
+                                .set(format!("t{t}").as_str(), Value::number(i as f64))
+                                .unwrap();
+                        }
+                    });
+                }
+            });
+        }
+        let kept = THREADS * per_thread.div_ceil(4);
+        expected_live += kept;
+        let s = heap.collect();
+        assert_eq!(s.marked as usize, expected_live, "round {round}");
+        assert_eq!(
+            s.freed as usize,
+            garbage.load(Ordering::Relaxed),
+            "round {round}"
+        );
+        let shared = shared_root.get(&heap).unwrap();
+        for t in 0..THREADS {
+            assert_eq!(
+                shared.get(format!("t{t}").as_str()).unwrap(),
+                Value::number((per_thread - 1) as f64)
+            );
+        }
+    }
+    // Every kept object is where its thread put it.
+    for (t, r) in lists.iter().enumerate() {
+        let list = r.get(&heap).unwrap();
+        let len = list.array_length().unwrap() as usize;
+        assert_eq!(len, rounds * per_thread.div_ceil(4));
+        for j in 0..len {
+            let o = list
+                .get(PropertyKey::Index(j as u32))
+                .unwrap()
+                .as_object()
+                .unwrap();
+            assert_eq!(
+                o.get("round").unwrap(),
+                Value::number((j / per_thread.div_ceil(4)) as f64)
+            );
+            assert_eq!(
+                o.get("peer").unwrap().as_object(),
+                Some(lists[(t + 1) % THREADS].get(&heap).unwrap())
+            );
+        }
+    }
+    drop(lists);
+    drop(shared_root);
+    let s = heap.collect();
+    assert_eq!(s.marked, 0);
+    assert_eq!(s.freed as usize, expected_live);
+}
+
+/// Independent heaps, one per thread, still work side by side.
+#[test]
+fn independent_heaps_per_thread() {
+    std::thread::scope(|s| {
+        for t in 0..THREADS {
+            s.spawn(move || {
+                let mut heap = Heap::new();
+                let lit = heap.literal(&["value", "stamp", "previous"]);
+                for round in 0..3 {
+                    {
+                        let mut m = heap.mutator();
+                        for i in 0..scale(1000) {
+                            m.literal(
+                                &lit,
+                                &[
+                                    Value::number((t + i) as f64),
+                                    Value::number(1.0),
+                                    Value::number(round as f64),
+                                ],
+                            )
+                            .unwrap();
+                        }
+                    }
+                    let s = heap.collect();
+                    assert_eq!(s.freed as usize, scale(1000));
+                }
+            });
+        }
+    });
+}
