@@ -5,8 +5,9 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
+use crate::callgrind;
 use crate::groups::{self, Group};
-use crate::measure::{Ctx, Instrument, Measurement, Settings};
+use crate::measure::{Backend, Ctx, Instrument, Measurement, Settings};
 use crate::report::{self, Machine};
 
 /// Measures the memlayout crates against their "before" layouts and their peers.
@@ -31,9 +32,15 @@ pub struct Cli {
     /// Instruments to run (comma-separated).
     #[arg(long, value_delimiter = ',', value_enum, default_values_t = [Instrument::Time, Instrument::Memory])]
     pub instrument: Vec<Instrument>,
+    /// Only cases whose name (`operation / implementation / param=value`) contains this.
+    #[arg(long, value_name = "TEXT")]
+    pub filter: Option<String>,
     /// List the groups and exit.
     #[arg(long)]
     pub list: bool,
+    /// Internal: this process is the child that runs under callgrind.
+    #[arg(long, hide = true)]
+    pub callgrind_child: bool,
 }
 
 /// Parses one thread count.
@@ -67,29 +74,65 @@ pub fn select(only: &[String]) -> Result<Vec<Group>, String> {
         .collect())
 }
 
+/// The arguments that make a child runner do the same selection of cases.
+fn child_args(cli: &Cli, selected: &[Group]) -> Vec<String> {
+    let mut a = vec![
+        "--only".to_owned(),
+        selected
+            .iter()
+            .map(|g| g.name)
+            .collect::<Vec<_>>()
+            .join(","),
+    ];
+    if cli.full {
+        a.push("--full".into());
+    }
+    if let Some(f) = &cli.filter {
+        a.extend(["--filter".to_owned(), f.clone()]);
+    }
+    a
+}
+
 /// Runs the groups of `cli`, returns every measurement.
 pub fn run(cli: &Cli, selected: &[Group]) -> Result<Vec<Measurement>, String> {
     let mut settings = Settings::new(cli.full);
     settings.threads = cli.threads.clone();
-    settings.instruments = cli.instrument.clone();
-    if settings.instruments.contains(&Instrument::Instructions) {
-        return Err(
-            "the instructions instrument is not available in this build yet (issue 9); \
-                    use --instrument time,memory"
-                .into(),
-        );
-    }
-    let progress = indicatif::ProgressBar::new_spinner();
-    progress.set_style(
-        indicatif::ProgressStyle::with_template(
-            "{spinner} [{elapsed_precise}] case {pos}: {wide_msg}",
-        )
-        .expect("static template"),
-    );
-    progress.enable_steady_tick(std::time::Duration::from_millis(200));
+    settings.filter = cli.filter.clone();
+    settings.instruments = cli
+        .instrument
+        .iter()
+        .copied()
+        .filter(|i| *i != Instrument::Instructions)
+        .collect();
     let mut results = Vec::new();
+    if cli.instrument.contains(&Instrument::Instructions) && !cli.callgrind_child {
+        let work = cli.out.join("callgrind");
+        eprintln!("bench-suite: counting instructions under callgrind (slow: about 50x)...");
+        results.extend(callgrind::run(&child_args(cli, selected), &work)?);
+        if settings.instruments.is_empty() {
+            return Ok(results);
+        }
+    }
+    // The child under callgrind must not run a ticking progress thread: its instructions
+    // would land in the counted region.
+    let progress = if cli.callgrind_child {
+        indicatif::ProgressBar::hidden()
+    } else {
+        let p = indicatif::ProgressBar::new_spinner();
+        p.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{spinner} [{elapsed_precise}] case {pos}: {wide_msg}",
+            )
+            .expect("static template"),
+        );
+        p.enable_steady_tick(std::time::Duration::from_millis(200));
+        p
+    };
     for g in selected {
         let mut ctx = Ctx::new(&settings, g.name, &mut results, Some(&progress));
+        if cli.callgrind_child {
+            ctx = ctx.with_backend(Backend::Callgrind);
+        }
         (g.run)(&mut ctx).map_err(|e| format!("group `{}` failed: {e}", g.name))?;
     }
     progress.finish_and_clear();

@@ -5,8 +5,10 @@
 //! The binary (`src/main.rs`) installs [`counting::CountingAlloc`] as its global
 //! allocator and calls [`cli::main`].
 
+pub mod callgrind;
 pub mod cli;
 pub mod counting;
 pub mod groups;
 pub mod measure;
+pub mod plot;
 pub mod report;

@@ -46,6 +46,8 @@ pub struct Settings {
     pub samples: usize,
     /// Each sample repeats the routine until it has run at least this long.
     pub min_sample_time: Duration,
+    /// Only cases whose name (`operation / implementation / param=value`) contains this.
+    pub filter: Option<String>,
 }
 
 impl Settings {
@@ -57,6 +59,7 @@ impl Settings {
             instruments: vec![Instrument::Time, Instrument::Memory],
             samples: if full { 21 } else { 7 },
             min_sample_time: Duration::from_millis(if full { 20 } else { 4 }),
+            filter: None,
         }
     }
 }
@@ -99,6 +102,15 @@ impl Stats {
             samples: v.len(),
         }
     }
+
+    /// No samples (a case that was not run, or whose numbers come later).
+    pub const NONE: Stats = Stats {
+        median: 0.0,
+        min: 0.0,
+        max: 0.0,
+        spread_pct: 0.0,
+        samples: 0,
+    };
 
     /// A single exact value (counts, bytes): no spread.
     pub fn exact(value: f64) -> Stats {
@@ -144,6 +156,9 @@ pub struct Measurement {
     /// The implementation this row is compared against (same group, operation, parameter
     /// and metric, measured in the same run).
     pub baseline: Option<String>,
+    /// Operations per measured call (kept for instruction counts, which are per call).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ops: Option<u64>,
 }
 
 /// What is measured: names a case.
@@ -217,6 +232,35 @@ pub fn check(ok: bool, case: &Case, what: impl FnOnce() -> String) -> BenchResul
     }
 }
 
+/// How [`Ctx::time`] measures.
+pub enum Backend<'a> {
+    /// The runner's own timer: medians over samples.
+    Native,
+    /// Under callgrind: each case's routine runs once inside [`measured_region`], which the
+    /// parent process told callgrind to count and dump (see [`crate::callgrind`]).
+    Callgrind,
+    /// As criterion benchmarks (`cargo bench -p bench-suite`): one benchmark group per
+    /// operation, `BenchmarkId::new(implementation, param)`.
+    Criterion(&'a mut criterion::Criterion),
+}
+
+impl fmt::Debug for Backend<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Backend::Native => "Native",
+            Backend::Callgrind => "Callgrind",
+            Backend::Criterion(_) => "Criterion",
+        })
+    }
+}
+
+/// The region callgrind counts: everything `f` executes, nothing else. Never inlined, so
+/// its symbol exists for `--toggle-collect` and `--dump-after`.
+#[inline(never)]
+pub fn measured_region<O>(f: impl FnOnce() -> O) -> O {
+    std::hint::black_box(f())
+}
+
 /// The per-group context: settings, the results so far, the progress display.
 #[derive(Debug)]
 pub struct Ctx<'a> {
@@ -224,6 +268,7 @@ pub struct Ctx<'a> {
     group: String,
     results: &'a mut Vec<Measurement>,
     progress: Option<&'a indicatif::ProgressBar>,
+    backend: Backend<'a>,
 }
 
 impl<'a> Ctx<'a> {
@@ -239,7 +284,29 @@ impl<'a> Ctx<'a> {
             group: group.to_owned(),
             results,
             progress,
+            backend: Backend::Native,
         }
+    }
+
+    /// The same context measuring through `backend`.
+    pub fn with_backend(mut self, backend: Backend<'a>) -> Self {
+        self.backend = backend;
+        self
+    }
+
+    /// Whether multi-threaded sweeps (measured by the group itself and passed to
+    /// [`Ctx::record`]) should run: only with the native timer, not under callgrind or
+    /// criterion, and only if the time instrument is on.
+    pub fn sweeps(&self) -> bool {
+        matches!(self.backend, Backend::Native) && self.wants(Instrument::Time)
+    }
+
+    /// Does `case` pass the `--filter`?
+    pub fn selected(&self, case: &Case) -> bool {
+        self.settings
+            .filter
+            .as_deref()
+            .is_none_or(|f| case.to_string().contains(f))
     }
 
     /// The run's settings.
@@ -298,6 +365,7 @@ impl<'a> Ctx<'a> {
             instrument,
             stats,
             baseline: case.baseline.clone(),
+            ops: None,
         });
     }
 
@@ -307,6 +375,11 @@ impl<'a> Ctx<'a> {
     ///
     /// One warm-up call, then `settings.samples` samples; each sample repeats the routine
     /// until it has run for `settings.min_sample_time`.
+    ///
+    /// Under callgrind the routine runs once (after a warm-up) and the result has no
+    /// samples yet (the parent process fills in instructions per operation); under
+    /// criterion, criterion measures and reports. A case left out by `--filter` is not run
+    /// and returns [`Stats::NONE`].
     pub fn time<I, O>(
         &mut self,
         case: &Case,
@@ -318,8 +391,45 @@ impl<'a> Ctx<'a> {
         if !self.wants(Instrument::Time) {
             return Err(BenchError(format!("{case}: the time instrument is off")));
         }
-        self.announce(case);
         assert!(ops > 0, "a timed case must do at least one operation");
+        if !self.selected(case) {
+            return Ok(Stats::NONE);
+        }
+        self.announce(case);
+        let fail = |e: String| BenchError(format!("self-check failed in {case}: {e}"));
+        match &mut self.backend {
+            Backend::Native => {}
+            Backend::Callgrind => {
+                verify(&routine(setup())).map_err(fail)?;
+                let input = setup();
+                let out = measured_region(|| routine(input));
+                verify(&out).map_err(fail)?;
+                drop(out);
+                let pending = Stats::NONE;
+                self.record(
+                    case,
+                    "instructions/op",
+                    true,
+                    Instrument::Instructions,
+                    pending,
+                );
+                if let Some(m) = self.results.last_mut() {
+                    m.ops = Some(ops);
+                }
+                return Ok(pending);
+            }
+            Backend::Criterion(c) => {
+                verify(&routine(setup())).map_err(fail)?;
+                let mut group = c.benchmark_group(format!("{}/{}", self.group, case.operation));
+                group.throughput(criterion::Throughput::Elements(ops));
+                group.bench_function(
+                    criterion::BenchmarkId::new(case.implementation.as_str(), case.param),
+                    |b| b.iter_batched(&mut setup, &mut routine, criterion::BatchSize::LargeInput),
+                );
+                group.finish();
+                return Ok(Stats::NONE);
+            }
+        }
         let mut run_once =
             |verify: &mut dyn FnMut(&O) -> Result<(), String>| -> BenchResult<Duration> {
                 let input = setup();
@@ -365,6 +475,9 @@ impl<'a> Ctx<'a> {
         build: impl FnOnce() -> T,
         verify: impl FnOnce(&T) -> Result<(), String>,
     ) -> BenchResult<counting::Snapshot> {
+        if !self.selected(case) || !matches!(self.backend, Backend::Native) {
+            return Ok(counting::Snapshot::default());
+        }
         if !counting::is_installed() {
             return Err(BenchError(
                 "the memory instrument needs bench_suite::counting::CountingAlloc as the global allocator".into(),

@@ -212,6 +212,31 @@ pub fn write(
          side by side in this run. Memory rows come from the counting allocator \
          (physical bytes = the allocator's usable size).\n"
     );
+    let mut groups: Vec<&str> = Vec::new();
+    for m in results {
+        if !groups.contains(&m.group.as_str()) {
+            groups.push(&m.group);
+        }
+    }
+    let mut plots = Vec::new();
+    for g in groups {
+        match crate::plot::group_svg(dir, g, results) {
+            Ok(Some(p)) => plots.push(p),
+            Ok(None) => {}
+            Err(e) => return Err(std::io::Error::other(e)),
+        }
+    }
+    if !plots.is_empty() {
+        let _ = writeln!(md, "Plots:");
+        for p in &plots {
+            let name = p
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let _ = writeln!(md, "- [{name}]({name})");
+        }
+        let _ = writeln!(md);
+    }
     md.push_str(&markdown(results));
     std::fs::write(dir.join("report.md"), md)?;
     let doc = Document {
@@ -241,6 +266,7 @@ mod tests {
             instrument: Instrument::Time,
             stats: Stats::exact(v),
             baseline: base.map(Into::into),
+            ops: None,
         }
     }
 
