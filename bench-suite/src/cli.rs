@@ -35,6 +35,12 @@ pub struct Cli {
     /// Only cases whose name (`operation / implementation / param=value`) contains this.
     #[arg(long, value_name = "TEXT")]
     pub filter: Option<String>,
+    /// Run only the multi-threaded sweeps (for the scaling script).
+    #[arg(long)]
+    pub sweeps_only: bool,
+    /// Compare two folders of results JSON files (A/B runs): medians per row and B / A.
+    #[arg(long, num_args = 2, value_names = ["A_DIR", "B_DIR"])]
+    pub ab_compare: Option<Vec<PathBuf>>,
     /// List the groups and exit.
     #[arg(long)]
     pub list: bool,
@@ -90,6 +96,9 @@ fn child_args(cli: &Cli, selected: &[Group]) -> Vec<String> {
     if let Some(f) = &cli.filter {
         a.extend(["--filter".to_owned(), f.clone()]);
     }
+    if cli.sweeps_only {
+        a.push("--sweeps-only".into());
+    }
     a
 }
 
@@ -98,6 +107,7 @@ pub fn run(cli: &Cli, selected: &[Group]) -> Result<Vec<Measurement>, String> {
     let mut settings = Settings::new(cli.full);
     settings.threads = cli.threads.clone();
     settings.filter = cli.filter.clone();
+    settings.sweeps_only = cli.sweeps_only;
     settings.instruments = cli
         .instrument
         .iter()
@@ -147,6 +157,25 @@ pub fn main() -> ExitCode {
             println!("{:10} {}", g.name, g.about);
         }
         return ExitCode::SUCCESS;
+    }
+    if let Some(dirs) = &cli.ab_compare {
+        let name = |p: &PathBuf| {
+            p.file_name()
+                .map_or("?".into(), |n| n.to_string_lossy().into_owned())
+        };
+        return match (report::read_runs(&dirs[0]), report::read_runs(&dirs[1])) {
+            (Ok(a), Ok(b)) => {
+                print!(
+                    "{}",
+                    report::ab_table(&name(&dirs[0]), &a, &name(&dirs[1]), &b)
+                );
+                ExitCode::SUCCESS
+            }
+            (Err(e), _) | (_, Err(e)) => {
+                eprintln!("bench-suite: {e}");
+                ExitCode::FAILURE
+            }
+        };
     }
     let selected = match select(&cli.only) {
         Ok(s) => s,

@@ -48,6 +48,8 @@ pub struct Settings {
     pub min_sample_time: Duration,
     /// Only cases whose name (`operation / implementation / param=value`) contains this.
     pub filter: Option<String>,
+    /// Run only the multi-threaded sweeps (see [`Ctx::sweeps`]).
+    pub sweeps_only: bool,
 }
 
 impl Settings {
@@ -60,6 +62,7 @@ impl Settings {
             samples: if full { 21 } else { 7 },
             min_sample_time: Duration::from_millis(if full { 20 } else { 4 }),
             filter: None,
+            sweeps_only: false,
         }
     }
 }
@@ -309,6 +312,11 @@ impl<'a> Ctx<'a> {
             .is_none_or(|f| case.to_string().contains(f))
     }
 
+    /// Should the single-threaded case `case` run? (`--filter`, and not `--sweeps-only`.)
+    fn runs(&self, case: &Case) -> bool {
+        !self.settings.sweeps_only && self.selected(case)
+    }
+
     /// The run's settings.
     pub fn settings(&self) -> &Settings {
         self.settings
@@ -378,7 +386,7 @@ impl<'a> Ctx<'a> {
     ///
     /// Under callgrind the routine runs once (after a warm-up) and the result has no
     /// samples yet (the parent process fills in instructions per operation); under
-    /// criterion, criterion measures and reports. A case left out by `--filter` is not run
+    /// criterion, criterion measures and reports. A case left out by `--filter` or `--sweeps-only` is not run
     /// and returns [`Stats::NONE`].
     pub fn time<I, O>(
         &mut self,
@@ -392,7 +400,7 @@ impl<'a> Ctx<'a> {
             return Err(BenchError(format!("{case}: the time instrument is off")));
         }
         assert!(ops > 0, "a timed case must do at least one operation");
-        if !self.selected(case) {
+        if !self.runs(case) {
             return Ok(Stats::NONE);
         }
         self.announce(case);
@@ -475,7 +483,7 @@ impl<'a> Ctx<'a> {
         build: impl FnOnce() -> T,
         verify: impl FnOnce(&T) -> Result<(), String>,
     ) -> BenchResult<counting::Snapshot> {
-        if !self.selected(case) || !matches!(self.backend, Backend::Native) {
+        if !self.runs(case) || !matches!(self.backend, Backend::Native) {
             return Ok(counting::Snapshot::default());
         }
         if !counting::is_installed() {

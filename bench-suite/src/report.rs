@@ -340,3 +340,134 @@ mod tests {
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
+
+/// Reads the `results` array of every `*.json` file in `dir` (one file per run).
+pub fn read_runs(dir: &Path) -> Result<Vec<Vec<Measurement>>, String> {
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .map_err(|e| format!("{}: {e}", dir.display()))?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    files.sort();
+    if files.is_empty() {
+        return Err(format!("{}: no .json result files", dir.display()));
+    }
+    files
+        .iter()
+        .map(|f| {
+            let text = std::fs::read_to_string(f).map_err(|e| format!("{}: {e}", f.display()))?;
+            let doc: serde_json::Value =
+                serde_json::from_str(&text).map_err(|e| format!("{}: {e}", f.display()))?;
+            serde_json::from_value(doc["results"].clone())
+                .map_err(|e| format!("{}: {e}", f.display()))
+        })
+        .collect()
+}
+
+/// The A/B table: for every row measured in both variants, the median over runs of A,
+/// of B, and B / A. Rows are keyed by group, operation, implementation, parameter and
+/// metric.
+pub fn ab_table(
+    a_name: &str,
+    a: &[Vec<Measurement>],
+    b_name: &str,
+    b: &[Vec<Measurement>],
+) -> String {
+    type Key = (String, String, String, String, u64, String);
+    let key = |m: &Measurement| -> Key {
+        (
+            m.group.clone(),
+            m.operation.clone(),
+            m.implementation.clone(),
+            m.param_name.clone(),
+            m.param,
+            m.metric.clone(),
+        )
+    };
+    let medians = |runs: &[Vec<Measurement>]| -> Vec<(Key, f64, usize)> {
+        let keys = first_seen(
+            runs.iter()
+                .flatten()
+                .filter(|m| m.stats.samples > 0)
+                .map(key),
+        );
+        keys.into_iter()
+            .map(|k| {
+                let v: Vec<f64> = runs
+                    .iter()
+                    .flatten()
+                    .filter(|m| key(m) == k)
+                    .map(|m| m.stats.median)
+                    .collect();
+                let n = v.len();
+                (k, crate::measure::Stats::of(&v).median, n)
+            })
+            .collect()
+    };
+    let (ma, mb) = (medians(a), medians(b));
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "| group | operation | implementation | param | metric | {a_name} (median of {}) | {b_name} (median of {}) | {b_name} / {a_name} |",
+        a.len(),
+        b.len()
+    );
+    let _ = writeln!(out, "|---|---|---|---:|---|---:|---:|---:|");
+    for (k, va, _) in &ma {
+        if let Some((_, vb, _)) = mb.iter().find(|(kb, _, _)| kb == k) {
+            let r = if *va != 0.0 {
+                format!("{:.3}x", vb / va)
+            } else {
+                "-".into()
+            };
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {}={} | {} | {} | {} | {r} |",
+                k.0,
+                k.1,
+                k.2,
+                k.3,
+                k.4,
+                k.5,
+                fmt_value(*va),
+                fmt_value(*vb)
+            );
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod ab_tests {
+    use super::*;
+    use crate::measure::{Instrument, Stats};
+
+    fn m(v: f64) -> Measurement {
+        Measurement {
+            group: "objects".into(),
+            operation: "churn".into(),
+            implementation: "gc-object".into(),
+            param_name: "lanes".into(),
+            param: 8,
+            metric: "ns/op".into(),
+            lower_is_better: true,
+            instrument: Instrument::Time,
+            stats: Stats::exact(v),
+            baseline: None,
+            ops: None,
+        }
+    }
+
+    #[test]
+    fn medians_over_runs_and_the_ratio() {
+        let a = vec![vec![m(10.0)], vec![m(12.0)], vec![m(11.0)]];
+        let b = vec![vec![m(20.0)], vec![m(22.0)], vec![m(100.0)]];
+        let t = ab_table("128B", &a, "wide", &b);
+        assert!(
+            t.contains("| objects | churn | gc-object | lanes=8 | ns/op | 11 | 22 | 2.000x |"),
+            "{t}"
+        );
+        assert!(t.contains("128B (median of 3)"), "{t}");
+    }
+}
