@@ -12,3 +12,4 @@ pub mod groups;
 pub mod measure;
 pub mod plot;
 pub mod report;
+pub mod seeds;

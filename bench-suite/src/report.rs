@@ -237,6 +237,12 @@ pub fn write(
         }
         let _ = writeln!(md);
     }
+    let claims = crate::seeds::table(results, crate::seeds::CLAIMS);
+    if !claims.is_empty() {
+        let _ = writeln!(md, "## Seed claims beside our numbers\n");
+        md.push_str(&claims);
+        let _ = writeln!(md);
+    }
     md.push_str(&markdown(results));
     std::fs::write(dir.join("report.md"), md)?;
     let doc = Document {
