@@ -16,7 +16,8 @@ use crate::sync::unmodeled;
 use crate::sync::{AtomicU64, Ordering};
 use crate::{Error, Literal, NativeFn, Root};
 
-/// The part of a heap that chunks point at (boxed, so its address is stable).
+/// The part of a heap that chunks point at (in an `Arc` that is never shared: its address
+/// is stable, and unlike a `Box` moving the handle does not reassert unique access to it).
 pub(crate) struct HeapShared {
     pub(crate) id: u64,
     pub(crate) slab: Slab,
@@ -60,7 +61,7 @@ pub struct HeapStats {
 /// A garbage-collected heap of objects. `Send + Sync`: share `&Heap` between threads, each
 /// allocating through its own [`Mutator`].
 pub struct Heap {
-    pub(crate) shared: Box<HeapShared>,
+    pub(crate) shared: Arc<HeapShared>,
     stack: MarkStack,
     collections: u64,
     last: CollectStats,
@@ -92,21 +93,29 @@ impl Heap {
     /// A heap whose chunks and side state come from `raw` (e.g. a failing allocator in
     /// tests).
     pub fn with_allocator(raw: impl RawAlloc) -> Heap {
-        let mut shared = Box::new(HeapShared {
+        let mut shared = Arc::new(HeapShared {
             id: NEXT_HEAP_ID.fetch_add(1, unmodeled::Ordering::Relaxed),
             slab: Slab::new(Box::new(raw)),
             shapes: ShapeTable::new(),
             roots: Arc::new(RootTable::default()),
             cells_allocated: AtomicU64::new(0),
         });
-        let owner: *const HeapShared = &*shared;
-        shared.slab.set_owner(owner.cast());
+        let owner: *const HeapShared = Arc::as_ptr(&shared);
+        Arc::get_mut(&mut shared)
+            .expect("fresh Arc is unique")
+            .slab
+            .set_owner(owner.cast());
         Heap {
             shared,
             stack: MarkStack::default(),
             collections: 0,
             last: CollectStats::default(),
         }
+    }
+
+    /// Exclusive access to the shared part (the `Arc` is never cloned).
+    fn shared_mut(&mut self) -> &mut HeapShared {
+        Arc::get_mut(&mut self.shared).expect("gc-object: the heap's shared part is never cloned")
     }
 
     /// A mutator: this thread's allocation cache. Make one per thread.
@@ -135,7 +144,9 @@ impl Heap {
     /// Collects garbage: marks from the roots, frees everything else. Needs exclusive
     /// access, so no mutator or object reference can be in use.
     pub fn collect(&mut self) -> CollectStats {
-        let s = gc::collect(&mut self.shared, &mut self.stack);
+        let shared = Arc::get_mut(&mut self.shared)
+            .expect("gc-object: the heap's shared part is never cloned");
+        let s = gc::collect(shared, &mut self.stack);
         self.collections += 1;
         self.last = s;
         s
@@ -144,7 +155,7 @@ impl Heap {
     /// Returns chunks without live objects to the allocator (they are kept for reuse
     /// otherwise). Returns how many.
     pub fn release_empty_chunks(&mut self) -> usize {
-        self.shared.slab.release_empty_chunks()
+        self.shared_mut().slab.release_empty_chunks()
     }
 
     /// Counters.
@@ -160,7 +171,7 @@ impl Heap {
 
 impl Drop for Heap {
     fn drop(&mut self) {
-        gc::finalize_all(&mut self.shared);
+        gc::finalize_all(self.shared_mut());
     }
 }
 
