@@ -211,7 +211,11 @@ impl<'h> Mutator<'h> {
         self.cache.cells
     }
 
+    #[inline]
     fn check_values(&self, values: &[Value<'h>]) -> Result<(), Error> {
+        if !values.iter().any(|v| v.word.is_object()) {
+            return Ok(());
+        }
         let me: *const HeapShared = self.shared();
         for v in values {
             if let Some(o) = v.as_object()

@@ -230,6 +230,20 @@ impl<'h> Obj<'h> {
     #[inline]
     pub fn get(self, key: impl Into<PropertyKey>) -> Result<Value<'h>, Error> {
         let key = key.into();
+        // Fast path: an own named data property of an object without side flags (not
+        // restricted, no attribute or accessor entries) is a shape lookup and one load.
+        if let PropertyKey::Name(k) = key
+            && self.side() == 0
+            && self.tags() & TAG_ARRAY == 0
+            && let Some(slot) = self.shape().lookup(k)
+        {
+            return Ok(self.slot(slot));
+        }
+        self.get_slow(key)
+    }
+
+    #[inline(never)]
+    fn get_slow(self, key: PropertyKey) -> Result<Value<'h>, Error> {
         self.check_thread()?;
         let mut o = self;
         loop {
@@ -292,8 +306,32 @@ impl<'h> Obj<'h> {
     /// `[[Set]]` with strict-mode errors: writes an own writable data property, calls an own
     /// or inherited setter, fails on a non-writable (own or inherited) property, otherwise
     /// adds an own property (if the object is extensible).
+    #[inline]
     pub fn set(self, key: impl Into<PropertyKey>, value: Value<'h>) -> Result<(), Error> {
         let key = key.into();
+        // Fast path: an existing own named property of a plain object without side flags
+        // or integrity level is a writable data property: lock, check the shape did not
+        // change, store.
+        if let PropertyKey::Name(k) = key
+            && !value.word.is_object()
+            && self.side() == 0
+            && self.integrity() == 0
+            && self.tags() & TAG_ARRAY == 0
+        {
+            let shape = self.shape();
+            if let Some(slot) = shape.lookup(k) {
+                let g = self.lock();
+                if core::ptr::eq(self.shape(), shape) && self.side() == 0 && self.integrity() == 0 {
+                    g.store_slot(slot, value);
+                    return Ok(());
+                }
+            }
+        }
+        self.set_slow(key, value)
+    }
+
+    #[inline(never)]
+    fn set_slow(self, key: PropertyKey, value: Value<'h>) -> Result<(), Error> {
         self.check_thread()?;
         self.check_value(value)?;
         if self.find_own(key).is_none() {

@@ -180,7 +180,12 @@ fn run(g: Graph) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(if cfg!(miri) { 4 } else { 96 }))]
+    #![proptest_config(ProptestConfig {
+        cases: if cfg!(miri) { 4 } else { 96 },
+        // Miri isolates the file system: no failure persistence there.
+        failure_persistence: if cfg!(miri) { None } else { ProptestConfig::default().failure_persistence },
+        ..ProptestConfig::default()
+    })]
     #[test]
     fn random_graphs(g in graphs()) {
         run(g);

@@ -156,7 +156,12 @@ fn check(o: Obj<'_>, r: &RefObj) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(if cfg!(miri) { 6 } else { 256 }))]
+    #![proptest_config(ProptestConfig {
+        cases: if cfg!(miri) { 6 } else { 256 },
+        // Miri isolates the file system: no failure persistence there.
+        failure_persistence: if cfg!(miri) { None } else { ProptestConfig::default().failure_persistence },
+        ..ProptestConfig::default()
+    })]
     #[test]
     fn object_matches_reference(ops in ops()) {
         let heap = Heap::new();

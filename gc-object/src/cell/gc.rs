@@ -19,11 +19,11 @@ pub(crate) fn alloc_object<'h>(
     tags: u16,
     values: &[Value<'h>],
 ) -> Result<Obj<'h>, Error> {
-    assert!(
-        values.len() <= shape.slot_count() as usize
-            && shape.slot_count() as usize <= super::INLINE_SLOTS,
-        "gc-object: init_object called with more values than inline slots"
-    );
+    // Callers pass a shape that fits the inline slots and at most that many values.
+    debug_assert!(values.len() <= shape.slot_count() as usize);
+    if shape.slot_count() as usize > super::INLINE_SLOTS || values.len() > super::INLINE_SLOTS {
+        return Err(Error::TooManyValues);
+    }
     let p = heap
         .slab
         .alloc_cell(cache, OBJECT_CLASS)
@@ -190,18 +190,18 @@ pub(crate) fn collect(heap: &mut HeapShared, stack: &mut MarkStack) -> CollectSt
         // SAFETY: `cell` is a live cell of this heap (reached from a root); exclusive.
         unsafe { trace(cell, raw, &mut visit) };
     }
-    let (mut with_side, mut without_side) = (0u64, 0u64);
+    let mut with_side = 0u64;
     let counts = heap.slab.sweep(&mut |cell, raw| {
-        // SAFETY: the sweep hands out dead object cells of this heap; exclusive access.
+        // SAFETY: the sweep hands out dead object cells of this heap that have side state;
+        // exclusive access.
         if unsafe { finalize(cell.cast(), raw) } {
             with_side += 1;
-        } else {
-            without_side += 1;
         }
     });
+    debug_assert_eq!(with_side, counts.finalized);
     stats.freed = counts.freed;
     stats.finalized = with_side;
-    stats.freed_without_finalizer = without_side;
+    stats.freed_without_finalizer = counts.freed - counts.finalized;
     stats
 }
 

@@ -872,6 +872,8 @@ impl<'h> Txn<'_, 'h> {
             Some(s) => s,
             None => self.install_storage()?,
         };
+        // SAFETY: the cell is live (type invariant of `Obj`).
+        unsafe { slab::note_side_state(self.g.obj.cell.cast()) };
         if let Some(b) = self.slots.take() {
             let old = s.slots.swap(b.as_ptr(), Ordering::AcqRel);
             if let Some(o) = NonNull::new(old) {
@@ -945,32 +947,66 @@ pub(crate) unsafe fn init_object<'h>(
     values: &[Value<'h>],
 ) -> Obj<'h> {
     debug_assert!(values.len() <= INLINE_SLOTS);
-    let p = cell.cast::<ObjectCell>();
-    let slots: [AtomicWord; INLINE_SLOTS] = core::array::from_fn(|i| {
-        AtomicWord::new(values.get(i).map_or(Word::UNDEFINED, |v| v.word))
-    });
-    let obj = ObjectCell {
-        header: CellHeader {
-            kind: CELL_KIND_OBJECT,
-            reserved: 0,
-        },
-        tags,
-        lock: AtomicU8::new(0),
-        extensible: AtomicU8::new(1),
-        integrity: AtomicU8::new(0),
-        side: AtomicU8::new(0),
-        shape: AtomicPtr::new(shape as *const Shape as *mut Shape),
-        #[cfg(not(feature = "wide-object"))]
-        storage: AtomicPtr::new(ptr::null_mut()),
-        #[cfg(feature = "wide-object")]
-        storage: StorageState::empty(),
-        proto: AtomicPtr::new(proto.map_or(ptr::null_mut(), |o| o.cell.as_ptr())),
-        slots,
+    let p = cell.cast::<ObjectCell>().as_ptr();
+    // Field by field, in place (no temporary cell on the stack to copy).
+    macro_rules! field {
+        ($f:ident, $t:ty) => {
+            p.cast::<u8>()
+                .wrapping_add(core::mem::offset_of!(ObjectCell, $f))
+                .cast::<$t>()
+        };
+    }
+    let header = CellHeader {
+        kind: CELL_KIND_OBJECT,
+        reserved: 0,
     };
-    // SAFETY: fresh, exclusively owned, large and aligned enough (contract; slab cells are
-    // aligned to their power-of-two size).
-    unsafe { p.as_ptr().write(obj) };
-    // SAFETY: initialized just above; alive for `'h` (contract).
+    // Every write below: `cell` is fresh, exclusively owned, large enough and aligned (slab
+    // cells are aligned to their power-of-two size), so each field pointer is valid for a
+    // write of its type.
+    // SAFETY: as just said.
+    unsafe { field!(header, CellHeader).write(header) };
+    // SAFETY: as above.
+    unsafe { field!(tags, u16).write(tags) };
+    // SAFETY: as above.
+    unsafe { field!(lock, AtomicU8).write(AtomicU8::new(0)) };
+    // SAFETY: as above.
+    unsafe { field!(extensible, AtomicU8).write(AtomicU8::new(1)) };
+    // SAFETY: as above.
+    unsafe { field!(integrity, AtomicU8).write(AtomicU8::new(0)) };
+    // SAFETY: as above.
+    unsafe { field!(side, AtomicU8).write(AtomicU8::new(0)) };
+    let shape = AtomicPtr::new(shape as *const Shape as *mut Shape);
+    // SAFETY: as above.
+    unsafe { field!(shape, AtomicPtr<Shape>).write(shape) };
+    #[cfg(not(feature = "wide-object"))]
+    // SAFETY: as above.
+    unsafe {
+        field!(storage, AtomicPtr<StorageState>).write(AtomicPtr::new(ptr::null_mut()))
+    };
+    #[cfg(feature = "wide-object")]
+    // SAFETY: as above.
+    unsafe {
+        field!(storage, StorageState).write(StorageState::empty())
+    };
+    let proto = AtomicPtr::new(proto.map_or(ptr::null_mut(), |o| o.cell.as_ptr()));
+    // SAFETY: as above.
+    unsafe { field!(proto, AtomicPtr<ObjectCell>).write(proto) };
+    let slots = field!(slots, AtomicWord);
+    let n = values.len().min(INLINE_SLOTS);
+    for (i, v) in values[..n].iter().enumerate() {
+        // SAFETY: as above; `i < n <= INLINE_SLOTS`.
+        unsafe { slots.wrapping_add(i).write(AtomicWord::new(v.word)) };
+    }
+    for i in n..INLINE_SLOTS {
+        // SAFETY: as above; `i < INLINE_SLOTS`.
+        unsafe {
+            slots
+                .wrapping_add(i)
+                .write(AtomicWord::new(Word::UNDEFINED))
+        };
+    }
+    let p = NonNull::new(p).expect("slab cells are non-null");
+    // SAFETY: every field was initialized above; alive for `'h` (contract).
     unsafe { Obj::from_cell(p) }
 }
 

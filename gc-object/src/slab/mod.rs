@@ -18,7 +18,7 @@
 use core::alloc::Layout;
 use core::ptr::NonNull;
 
-use crate::sync::{Mutex, UnsafeCell, lock};
+use crate::sync::{AtomicU64, Mutex, Ordering, UnsafeCell, lock};
 
 /// The slab size classes, in bytes (each a power of two).
 pub const SIZE_CLASSES: [usize; 6] = [64, 128, 256, 512, 1024, 2048];
@@ -108,6 +108,9 @@ struct ChunkHeader {
     end: u32,
     bytes: usize,
     meta: UnsafeCell<ChunkMeta>,
+    /// Cells that have side state (set by any thread when it is installed, under the
+    /// object's lock); the sweep finalizes only these and never touches other dead cells.
+    side: [AtomicU64; BITMAP_WORDS],
 }
 
 /// A chunk (or large allocation) as handed between caches and the collector.
@@ -163,6 +166,72 @@ impl Chunk {
     }
 }
 
+/// Sets (or clears) bits `a..b` of a bitmap.
+fn set_range(bits: &mut [u64; BITMAP_WORDS], a: u32, b: u32, on: bool) {
+    let mut i = a;
+    while i < b {
+        let w = (i / 64) as usize;
+        let lo = i % 64;
+        let hi = (b - w as u32 * 64).min(64);
+        let mask = if hi - lo == 64 {
+            !0
+        } else {
+            ((1u64 << (hi - lo)) - 1) << lo
+        };
+        if on {
+            bits[w] |= mask;
+        } else {
+            bits[w] &= !mask;
+        }
+        i = w as u32 * 64 + hi;
+    }
+}
+
+impl Chunk {
+    /// Hands out the chunk's untouched tail `bump..end` as one bump range (its cells are
+    /// marked allocated now; `release_cache` gives back what was not used).
+    ///
+    /// # Safety
+    /// As for [`Chunk::take`].
+    unsafe fn take_range(&self) -> Option<(*mut u8, *mut u8)> {
+        let h = self.header();
+        let (a, b) = h.meta.with_mut(|m| {
+            // SAFETY: exclusive per the function contract.
+            let m = unsafe { &mut *m };
+            let r = (m.bump, h.end);
+            set_range(&mut m.alloc, r.0, r.1, true);
+            m.bump = h.end;
+            r
+        });
+        if a >= b {
+            return None;
+        }
+        let base = self.base();
+        Some((
+            base.wrapping_add((a as usize) << h.cell_shift),
+            base.wrapping_add((b as usize) << h.cell_shift),
+        ))
+    }
+
+    /// Gives back the unused part `next..limit` of a bump range.
+    ///
+    /// # Safety
+    /// As for [`Chunk::take`]; the range came from `take_range` of this chunk.
+    unsafe fn return_range(&self, next: *mut u8, limit: *mut u8) {
+        let h = self.header();
+        let a = ((next.addr() - self.base().addr()) >> h.cell_shift) as u32;
+        let b = ((limit.addr() - self.base().addr()) >> h.cell_shift) as u32;
+        h.meta.with_mut(|m| {
+            // SAFETY: exclusive per the function contract.
+            let m = unsafe { &mut *m };
+            set_range(&mut m.alloc, a, b, false);
+            if m.bump == b {
+                m.bump = a;
+            }
+        });
+    }
+}
+
 fn chunk_of(cell: NonNull<u8>) -> Chunk {
     let p = cell.as_ptr().map_addr(|a| a & !(CHUNK_BYTES - 1));
     // SAFETY: cells never sit at offset 0 of a chunk (the header does) and chunk bases are
@@ -178,12 +247,46 @@ pub(crate) unsafe fn owner_of(cell: NonNull<u8>) -> *const () {
     chunk_of(cell).header().owner
 }
 
-/// Per-thread allocation cache: the chunk each class currently bump-allocates from.
-#[derive(Debug, Default)]
+/// Records that `cell` now has side state, so the sweep finalizes it when it dies.
+///
+/// # Safety
+/// `cell` is a live cell allocated by a [`Slab`].
+pub(crate) unsafe fn note_side_state(cell: NonNull<u8>) {
+    let c = chunk_of(cell);
+    let h = c.header();
+    let idx = if h.class == LARGE_CLASS {
+        0
+    } else {
+        (cell.as_ptr().addr() - c.base().addr()) >> h.cell_shift
+    };
+    // Relaxed: the sweep reads it after every mutator stopped (exclusive access, which
+    // itself synchronizes).
+    h.side[idx / 64].fetch_or(1 << (idx % 64), Ordering::Relaxed);
+}
+
+/// Per-thread allocation cache: per class, the chunk it owns and a bump range in it.
+#[derive(Debug)]
 pub(crate) struct LocalCache {
     current: [Option<Chunk>; SIZE_CLASSES.len()],
+    next: [*mut u8; SIZE_CLASSES.len()],
+    limit: [*mut u8; SIZE_CLASSES.len()],
     /// Cells handed out, per class.
     pub(crate) cells: [u64; SIZE_CLASSES.len()],
+}
+
+// SAFETY: the pointers are a bump range of a chunk this cache owns; moving the cache to
+// another thread moves that ownership with it.
+unsafe impl Send for LocalCache {}
+
+impl Default for LocalCache {
+    fn default() -> Self {
+        LocalCache {
+            current: [None; SIZE_CLASSES.len()],
+            next: [core::ptr::null_mut(); SIZE_CLASSES.len()],
+            limit: [core::ptr::null_mut(); SIZE_CLASSES.len()],
+            cells: [0; SIZE_CLASSES.len()],
+        }
+    }
 }
 
 #[derive(Default)]
@@ -199,6 +302,8 @@ struct Lists {
 pub(crate) struct SweepCounts {
     pub(crate) freed: u64,
     pub(crate) live: u64,
+    /// Dead cells with side state, handed to the finalizer.
+    pub(crate) finalized: u64,
 }
 
 /// Chunks of one heap.
@@ -264,6 +369,7 @@ impl Slab {
                 alloc: [0; BITMAP_WORDS],
                 mark: [0; BITMAP_WORDS],
             }),
+            side: core::array::from_fn(|_| AtomicU64::new(0)),
         };
         let p = base.cast::<ChunkHeader>();
         // SAFETY: fresh allocation, aligned to CHUNK_BYTES >= align of the header.
@@ -274,6 +380,18 @@ impl Slab {
     /// Allocates one cell of `class` through `cache`; `None` when memory runs out.
     #[inline]
     pub(crate) fn alloc_cell(&self, cache: &mut LocalCache, class: usize) -> Option<NonNull<u8>> {
+        let next = cache.next[class];
+        if next != cache.limit[class] {
+            // Bump allocation inside the range this cache owns.
+            cache.next[class] = next.wrapping_add(SIZE_CLASSES[class]);
+            cache.cells[class] += 1;
+            return NonNull::new(next);
+        }
+        self.alloc_slow(cache, class)
+    }
+
+    #[inline(never)]
+    fn alloc_slow(&self, cache: &mut LocalCache, class: usize) -> Option<NonNull<u8>> {
         if let Some(c) = cache.current[class] {
             // SAFETY: the chunk is in this cache, so this cache owns it.
             if let Some(p) = unsafe { c.take() } {
@@ -288,26 +406,40 @@ impl Slab {
     fn refill(&self, cache: &mut LocalCache, class: usize) -> Option<NonNull<u8>> {
         // A full chunk stays in `chunks` only; the sweep puts it back on `partial`.
         cache.current[class] = None;
-        let mut l = lock(&self.lists);
-        let chunk = match l.partial[class].pop() {
-            Some(c) => c,
-            None => {
-                let count = l.per_class[class] + 1;
-                let need_partial = count.saturating_sub(l.partial[class].len());
-                l.chunks.try_reserve(1).ok()?;
-                l.partial[class].try_reserve(need_partial).ok()?;
-                let c = self.new_chunk(class)?;
-                l.chunks.push(c);
-                l.per_class[class] = count;
-                c
+        cache.next[class] = core::ptr::null_mut();
+        cache.limit[class] = core::ptr::null_mut();
+        loop {
+            let mut l = lock(&self.lists);
+            let chunk = match l.partial[class].pop() {
+                Some(c) => c,
+                None => {
+                    let count = l.per_class[class] + 1;
+                    let need_partial = count.saturating_sub(l.partial[class].len());
+                    l.chunks.try_reserve(1).ok()?;
+                    l.partial[class].try_reserve(need_partial).ok()?;
+                    let c = self.new_chunk(class)?;
+                    l.chunks.push(c);
+                    l.per_class[class] = count;
+                    c
+                }
+            };
+            drop(l);
+            // SAFETY: the chunk was just taken out of the shared lists into this cache.
+            if let Some((next, limit)) = unsafe { chunk.take_range() } {
+                cache.current[class] = Some(chunk);
+                cache.next[class] = next.wrapping_add(SIZE_CLASSES[class]);
+                cache.limit[class] = limit;
+                cache.cells[class] += 1;
+                return NonNull::new(next);
             }
-        };
-        drop(l);
-        cache.current[class] = Some(chunk);
-        // SAFETY: the chunk was just taken out of the shared lists into this cache.
-        let p = unsafe { chunk.take() }?;
-        cache.cells[class] += 1;
-        Some(p)
+            // SAFETY: as above.
+            if let Some(p) = unsafe { chunk.take() } {
+                cache.current[class] = Some(chunk);
+                cache.cells[class] += 1;
+                return Some(p);
+            }
+            // A chunk handed back full: it stays in `chunks` only; try the next one.
+        }
     }
 
     /// Hands a cache's chunks back (when its mutator ends).
@@ -315,6 +447,13 @@ impl Slab {
         let mut l = lock(&self.lists);
         for (class, cur) in cache.current.iter_mut().enumerate() {
             if let Some(c) = cur.take() {
+                let (next, limit) = (cache.next[class], cache.limit[class]);
+                if next != limit {
+                    // SAFETY: the cache owns the chunk and the range came from it.
+                    unsafe { c.return_range(next, limit) };
+                }
+                cache.next[class] = core::ptr::null_mut();
+                cache.limit[class] = core::ptr::null_mut();
                 // Capacity was reserved when the chunk was made (one slot per chunk).
                 l.partial[class].push(c);
             }
@@ -348,6 +487,7 @@ impl Slab {
                 alloc: [0; BITMAP_WORDS],
                 mark: [0; BITMAP_WORDS],
             }),
+            side: core::array::from_fn(|_| AtomicU64::new(0)),
         };
         let p = base.cast::<ChunkHeader>();
         // SAFETY: fresh allocation aligned to CHUNK_BYTES.
@@ -400,12 +540,20 @@ impl Slab {
                 // SAFETY: `&mut self` proves no cache owns the chunk.
                 let m = unsafe { &mut *m };
                 for w in 0..BITMAP_WORDS {
-                    let mut dead = m.alloc[w] & !m.mark[w];
+                    let dead = m.alloc[w] & !m.mark[w];
                     counts.live += u64::from(m.mark[w].count_ones());
                     counts.freed += u64::from(dead.count_ones());
-                    while dead != 0 {
-                        let i = w * 64 + dead.trailing_zeros() as usize;
-                        dead &= dead - 1;
+                    // Only dead cells with side state are visited; the rest are freed by
+                    // clearing their bits, without touching their memory.
+                    let side = h.side[w].load(Ordering::Relaxed);
+                    let mut fin = dead & side;
+                    if fin != 0 {
+                        h.side[w].store(side & !dead, Ordering::Relaxed);
+                    }
+                    while fin != 0 {
+                        let i = w * 64 + fin.trailing_zeros() as usize;
+                        fin &= fin - 1;
+                        counts.finalized += 1;
                         // `i < end` (only such bits are ever set): inside the chunk.
                         if let Some(cell) = NonNull::new(c.base().wrapping_add(i << h.cell_shift)) {
                             finalize(cell, raw);
@@ -415,6 +563,10 @@ impl Slab {
                     m.mark[w] = 0;
                 }
                 let used: u32 = m.alloc.iter().map(|w| w.count_ones()).sum();
+                if used == 0 {
+                    // Empty: bump allocation again from the first cell.
+                    m.bump = h.first;
+                }
                 has_free = used < h.end - h.first;
             });
             if has_free {
@@ -439,7 +591,10 @@ impl Slab {
                 counts.freed += 1;
                 let head = core::mem::size_of::<ChunkHeader>().next_multiple_of(64);
                 // The large cell sits `head` bytes into its allocation.
-                if let Some(cell) = NonNull::new(c.base().wrapping_add(head)) {
+                if h.side[0].load(Ordering::Relaxed) & 1 != 0
+                    && let Some(cell) = NonNull::new(c.base().wrapping_add(head))
+                {
+                    counts.finalized += 1;
                     finalize(cell, raw);
                 }
                 l.large.swap_remove(i);
@@ -538,6 +693,11 @@ mod tests {
         sorted.dedup();
         assert_eq!(sorted.len(), cells.len(), "cells are distinct");
         slab.release_cache(&mut cache);
+        // Every third cell has side state: only dead ones of those reach the finalizer.
+        for p in cells.iter().step_by(3) {
+            // SAFETY: live cells of this slab.
+            unsafe { note_side_state(*p) };
+        }
         // Keep every other cell and the large one.
         for p in cells.iter().step_by(2) {
             // SAFETY: live cells of this slab; exclusive access.
@@ -548,7 +708,12 @@ mod tests {
         let mut finalized = 0u64;
         let counts = slab.sweep(&mut |_, _| finalized += 1);
         assert_eq!(counts.freed, (cells.len() / 2) as u64);
-        assert_eq!(finalized, counts.freed);
+        // Dead (odd index) cells with side state (index divisible by 3): odd multiples of 3.
+        let want = (0..cells.len())
+            .filter(|i| i % 2 == 1 && i % 3 == 0)
+            .count() as u64;
+        assert_eq!(finalized, want);
+        assert_eq!(counts.finalized, want);
         assert_eq!(counts.live, cells.len().div_ceil(2) as u64 + 1);
         // Freed cells are reused before new chunks are made.
         let before = slab.chunk_count();
