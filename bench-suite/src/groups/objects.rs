@@ -459,11 +459,8 @@ pub fn property_counts() -> std::ops::RangeInclusive<usize> {
 }
 
 fn properties(ctx: &mut Ctx<'_>) -> BenchResult {
-    let impl_name = if gc_object::WIDE_OBJECT {
-        "gc-object (wide-object)"
-    } else {
-        "gc-object"
-    };
+    // The same name in both layouts, so that the A/B script can pair the rows.
+    let impl_name = "gc-object";
     for n in property_counts() {
         let names: Vec<String> = (0..n).map(|i| format!("p{i}")).collect();
         let refs: Vec<&str> = names.iter().map(String::as_str).collect();

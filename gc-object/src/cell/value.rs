@@ -35,8 +35,13 @@ const FALSE_BITS: u64 = TAG_SPECIAL | 2;
 const TRUE_BITS: u64 = TAG_SPECIAL | 3;
 pub(crate) const HOLE_BITS: u64 = TAG_SPECIAL | 4;
 
-/// The highest address (exclusive) an object cell may have so that it fits the payload.
+/// The highest address (exclusive) an object cell may have so that it fits the payload
+/// (47 bits: user space on x86-64 and aarch64; every address on 32-bit targets).
+#[cfg(target_pointer_width = "64")]
 pub(crate) const ADDRESS_LIMIT: usize = 1 << 47;
+/// The highest address (exclusive) an object cell may have (every address on 32-bit).
+#[cfg(not(target_pointer_width = "64"))]
+pub(crate) const ADDRESS_LIMIT: usize = usize::MAX;
 
 #[cfg(target_pointer_width = "64")]
 mod repr {

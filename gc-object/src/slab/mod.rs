@@ -350,7 +350,12 @@ impl Slab {
     fn new_chunk(&self, class: usize) -> Option<Chunk> {
         let layout = chunk_layout();
         let base = self.raw.alloc(layout)?;
-        if base.as_ptr().addr() + CHUNK_BYTES > crate::cell::ADDRESS_LIMIT {
+        if base
+            .as_ptr()
+            .addr()
+            .checked_add(CHUNK_BYTES)
+            .is_none_or(|end| end > crate::cell::ADDRESS_LIMIT)
+        {
             // SAFETY: allocated just above with this layout.
             unsafe { self.raw.dealloc(base, layout) };
             return None;
@@ -470,7 +475,12 @@ impl Slab {
         let mut l = lock(&self.lists);
         l.large.try_reserve(1).ok()?;
         let base = self.raw.alloc(layout)?;
-        if base.as_ptr().addr() + total > crate::cell::ADDRESS_LIMIT {
+        if base
+            .as_ptr()
+            .addr()
+            .checked_add(total)
+            .is_none_or(|end| end > crate::cell::ADDRESS_LIMIT)
+        {
             // SAFETY: allocated just above with this layout.
             unsafe { self.raw.dealloc(base, layout) };
             return None;
