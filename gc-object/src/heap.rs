@@ -299,11 +299,17 @@ impl<'h> Mutator<'h> {
         if lit.len() <= cell::INLINE_SLOTS {
             return gc::alloc_object(shared, &mut self.cache, shape, proto, 0, values);
         }
-        // More properties than inline slots: build it through the general path.
+        // More properties than inline slots: the external slots are allocated at once (a
+        // storage wrapper and one slot block), then the prepared shape is installed.
         let o = gc::alloc_object(shared, &mut self.cache, shared.shapes.root(), proto, 0, &[])?;
-        for (i, &(k, _)) in shape.entries().iter().enumerate() {
-            o.set(k, values.get(i).copied().unwrap_or(Value::UNDEFINED))?;
+        let g = o.lock();
+        // On failure the cell is unreachable garbage the next collection frees.
+        g.ensure_slots(shared.raw(), shape.slot_count())?;
+        for (i, &(_, slot)) in shape.entries().iter().enumerate() {
+            g.store_slot(slot, values.get(i).copied().unwrap_or(Value::UNDEFINED));
         }
+        g.set_shape(shape);
+        drop(g);
         Ok(o)
     }
 }
