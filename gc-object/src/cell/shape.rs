@@ -21,7 +21,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 /// Shapes with more properties than this get a hash index; smaller ones are scanned.
-const LINEAR_LOOKUP_MAX: usize = 8;
+const LINEAR_LOOKUP_MAX: usize = 16;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Transition {
