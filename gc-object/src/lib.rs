@@ -15,7 +15,9 @@ pub use cell::{
 pub use heap::{CollectStats, Heap, HeapStats, Mutator};
 pub use key::{Key, MAX_ARRAY_INDEX, PropertyKey};
 pub use object::{MAX_INDEX_GAP, NativeFn, Property};
-pub use slab::{CHUNK_BYTES, LARGEST_CLASS, RawAlloc, SIZE_CLASSES, SystemAlloc, class_of};
+pub use slab::{
+    CHUNK_BYTES, CHUNK_POOL_CHUNKS, LARGEST_CLASS, RawAlloc, SIZE_CLASSES, SystemAlloc, class_of,
+};
 
 /// Is this build the "before" layout (`wide-object` feature: side state inline, 256-byte
 /// class)?

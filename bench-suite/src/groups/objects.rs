@@ -440,7 +440,7 @@ fn churn(ctx: &mut Ctx<'_>) -> BenchResult {
         // The scaling rows need the one-lane time.
         lanes.insert(0, 1);
     }
-    let jobs = if ctx.full() { 8 } else { 2 };
+    let jobs = if ctx.full() { 8 } else { 4 };
     sweep(ctx, &Boxed, &lanes, jobs)?;
     sweep(ctx, &Independent, &lanes, jobs)?;
     sweep(ctx, &Shared::new(), &lanes, jobs)?;

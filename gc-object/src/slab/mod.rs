@@ -72,6 +72,49 @@ pub unsafe trait RawAlloc: Send + Sync + 'static {
     /// # Safety
     /// `ptr` came from `alloc` of this allocator with this `layout` and is not used again.
     unsafe fn dealloc(&self, ptr: NonNull<u8>, layout: Layout);
+
+    /// Is this the global allocator? Then chunks of dropped heaps go to a process-wide
+    /// pool (at most [`CHUNK_POOL_CHUNKS`]) that later heaps on the global allocator reuse,
+    /// so a short-lived heap does not fault in fresh memory. Return `true` only if `alloc`
+    /// and `dealloc` are the global allocator's.
+    fn is_global(&self) -> bool {
+        false
+    }
+}
+
+/// Chunks kept in the process-wide pool for heaps on the global allocator (32 MiB).
+pub const CHUNK_POOL_CHUNKS: usize = 512;
+
+/// A pooled chunk's memory (owned by the pool).
+struct Pooled(NonNull<u8>);
+
+// SAFETY: the pool owns the memory exclusively; it is plain bytes.
+unsafe impl Send for Pooled {}
+
+fn chunk_pool() -> std::sync::MutexGuard<'static, Vec<Pooled>> {
+    // A std mutex even under loom: the pool is outside every modeled protocol and no loom
+    // operation runs while it is held.
+    static POOL: std::sync::Mutex<Vec<Pooled>> = std::sync::Mutex::new(Vec::new());
+    match POOL.lock() {
+        Ok(g) => g,
+        Err(p) => p.into_inner(),
+    }
+}
+
+/// Frees a chunk, or keeps it in the pool when it came from the global allocator.
+///
+/// # Safety
+/// `base` is a chunk allocated by `raw` with `chunk_layout()`, not used again.
+unsafe fn release_chunk(raw: &dyn RawAlloc, base: NonNull<u8>) {
+    if raw.is_global() {
+        let mut pool = chunk_pool();
+        if pool.len() < CHUNK_POOL_CHUNKS && pool.try_reserve(1).is_ok() {
+            pool.push(Pooled(base));
+            return;
+        }
+    }
+    // SAFETY: allocated by `raw` with this layout (contract).
+    unsafe { raw.dealloc(base, chunk_layout()) };
 }
 
 /// The global allocator.
@@ -90,6 +133,9 @@ unsafe impl RawAlloc for SystemAlloc {
     unsafe fn dealloc(&self, ptr: NonNull<u8>, layout: Layout) {
         // SAFETY: the caller passes a pointer from `alloc` with the same layout.
         unsafe { std::alloc::dealloc(ptr.as_ptr(), layout) }
+    }
+    fn is_global(&self) -> bool {
+        true
     }
 }
 
@@ -349,7 +395,15 @@ impl Slab {
 
     fn new_chunk(&self, class: usize) -> Option<Chunk> {
         let layout = chunk_layout();
-        let base = self.raw.alloc(layout)?;
+        let pooled = if self.raw.is_global() {
+            chunk_pool().pop()
+        } else {
+            None
+        };
+        let base = match pooled {
+            Some(Pooled(p)) => p,
+            None => self.raw.alloc(layout)?,
+        };
         if base
             .as_ptr()
             .addr()
@@ -636,7 +690,7 @@ impl Slab {
                 l.partial[class].retain(|&p| p != c);
                 l.per_class[class] -= 1;
                 // SAFETY: allocated in `new_chunk` with this layout; in no list any more.
-                unsafe { raw.dealloc(c.0.cast(), chunk_layout()) };
+                unsafe { release_chunk(raw, c.0.cast()) };
                 released += 1;
             } else {
                 i += 1;
@@ -661,7 +715,7 @@ impl Drop for Slab {
         let l = &mut *guard;
         for c in l.chunks.drain(..) {
             // SAFETY: allocated in `new_chunk`; dropped once.
-            unsafe { raw.dealloc(c.0.cast(), chunk_layout()) };
+            unsafe { release_chunk(raw, c.0.cast()) };
         }
         for c in l.large.drain(..) {
             let layout =
