@@ -152,8 +152,9 @@ impl Heap {
         s
     }
 
-    /// Returns chunks without live objects to the allocator (they are kept for reuse
-    /// otherwise). Returns how many.
+    /// Gives back chunks without live objects (they are kept by the heap for reuse
+    /// otherwise): to the allocator, or on the global allocator to the process-wide chunk
+    /// pool (see `CHUNK_POOL_CHUNKS`). Returns how many.
     pub fn release_empty_chunks(&mut self) -> usize {
         self.shared_mut().slab.release_empty_chunks()
     }
