@@ -1,5 +1,8 @@
 #!/usr/bin/env bash
-# The README's test command: every crate's unit, integration and doc tests.
+# The README's test command (every crate's unit, integration and doc tests), then the
+# suites of the feature-gated "before" layouts.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo test --workspace
+# gc-object's 256-byte "before" layout must pass the same suite.
+cargo test -p gc-object --features wide-object
