@@ -335,13 +335,13 @@ pub(crate) fn alloc_huge(idx: usize, size: usize, align: usize) -> *mut u8 {
         ensure_ready();
     }
     let (map_align, map_offset, block_offset) = huge_geometry(align);
-    let Some(len) = size
-        .checked_add(block_offset)
-        .and_then(round_to_os_page)
-    else {
+    let Some(len) = size.checked_add(block_offset).and_then(round_to_os_page) else {
         return ptr::null_mut();
     };
-    if len > isize::MAX as usize - map_align {
+    if len
+        .checked_add(map_align)
+        .is_none_or(|t| t > isize::MAX as usize)
+    {
         return ptr::null_mut();
     }
     let h = sys::map_aligned(len, map_align, map_offset);
@@ -360,7 +360,8 @@ pub(crate) fn alloc_huge(idx: usize, size: usize, align: usize) -> *mut u8 {
     unsafe { h.cast::<SegmentHeader>().write(header) };
     let s = &ARENAS[idx].stats;
     s.huge_allocs.fetch_add(1, Ordering::Relaxed);
-    s.huge_bytes.fetch_add(len - block_offset, Ordering::Relaxed);
+    s.huge_bytes
+        .fetch_add(len - block_offset, Ordering::Relaxed);
     h.wrapping_add(block_offset)
 }
 
@@ -411,7 +412,8 @@ unsafe fn realloc_huge(p: *mut u8, new_size: usize, align: usize) -> *mut u8 {
     } else {
         let (map_align, map_offset, _) = huge_geometry(align);
         // SAFETY: as above; on success the old range is gone and we only use the new one.
-        let moved = unsafe { sys::remap_aligned(seg.cast(), old_len, new_len, map_align, map_offset) };
+        let moved =
+            unsafe { sys::remap_aligned(seg.cast(), old_len, new_len, map_align, map_offset) };
         if moved.is_null() {
             return ptr::null_mut();
         }
@@ -515,7 +517,10 @@ pub fn arena_stats(index: usize) -> Option<ArenaStats> {
     Some(ArenaStats {
         allocations: s.allocs.load(r).wrapping_add(huge_allocs),
         frees: s.frees.load(r).wrapping_add(s.huge_frees.load(r)),
-        remote_frees: s.remote_frees.load(r).wrapping_add(s.huge_remote_frees.load(r)),
+        remote_frees: s
+            .remote_frees
+            .load(r)
+            .wrapping_add(s.huge_remote_frees.load(r)),
         bytes_in_use: s.bytes.load(r).wrapping_add(s.huge_bytes.load(r)),
         contended_locks: s.contended.load(r),
         huge_allocations: huge_allocs,

@@ -41,7 +41,7 @@ const _: () = {
     let mut i = 1;
     while i < NUM_CLASSES {
         assert!(CLASS_SIZES[i] > CLASS_SIZES[i - 1]);
-        assert!(CLASS_SIZES[i] % 16 == 0);
+        assert!(CLASS_SIZES[i].is_multiple_of(16));
         i += 1;
     }
 };
@@ -86,7 +86,7 @@ const fn class_for_aligned(size: usize, align: usize) -> Option<usize> {
     }
     let mut c = class_of(need);
     while c < NUM_CLASSES {
-        if class_size(c) % align == 0 {
+        if class_size(c).is_multiple_of(align) {
             return Some(c);
         }
         c += 1;

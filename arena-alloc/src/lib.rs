@@ -18,8 +18,8 @@ pub use class::{
     worst_case_waste_permille,
 };
 pub use config::{
-    HEAP_COUNT_ENV, HeapCountError, MIN_DEFAULT_HEAP_COUNT, check_heap_count,
-    default_heap_count, parse_heap_count,
+    HEAP_COUNT_ENV, HeapCountError, MIN_DEFAULT_HEAP_COUNT, check_heap_count, default_heap_count,
+    parse_heap_count,
 };
 pub use page::{HUGE_HEADER, PAGE_SIZE, PAGES_PER_SEGMENT, SEGMENT_SIZE};
 

@@ -210,7 +210,7 @@ pub(crate) unsafe fn put_block(page: *mut Page, p: *mut u8) -> (usize, bool, boo
 pub(crate) unsafe fn block_size(seg: *mut SegmentHeader, p: *mut u8) -> usize {
     let page = page_of(seg, p);
     // SAFETY: `block_size` is not written while a block of the page is live.
-    (unsafe { ptr::addr_of!((*page).block_size).read() }) as usize
+    (unsafe { (*page).block_size }) as usize
 }
 
 /// Pushes `page` at the front of the list `head`.

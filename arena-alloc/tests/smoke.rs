@@ -11,14 +11,14 @@ static GLOBAL: ArenaAlloc = ArenaAlloc::new();
 fn fill(p: *mut u8, n: usize, seed: u8) {
     for i in 0..n {
         // SAFETY: the caller passes a live block of at least `n` bytes.
-        unsafe { p.add(i).write(seed.wrapping_add(i as u8)) };
+        unsafe { p.wrapping_add(i).write(seed.wrapping_add(i as u8)) };
     }
 }
 
 fn check(p: *const u8, n: usize, seed: u8) {
     for i in 0..n {
         // SAFETY: the caller passes a live block of at least `n` bytes.
-        let v = unsafe { p.add(i).read() };
+        let v = unsafe { p.wrapping_add(i).read() };
         assert_eq!(v, seed.wrapping_add(i as u8), "byte {i} of {n}");
     }
 }
@@ -75,7 +75,7 @@ fn large_sizes_and_every_alignment() {
             assert_eq!(p as usize % align, 0, "size {size} align {align}");
             fill(p, size.min(8192), 3);
             // SAFETY: the last byte is inside the block.
-            unsafe { p.add(size - 1).write(7) };
+            unsafe { p.wrapping_add(size - 1).write(7) };
             check(p, size.min(8192).min(size - 1), 3);
             // SAFETY: allocated above with `l`.
             unsafe { a.dealloc(p, l) };
@@ -108,7 +108,17 @@ fn alignment_beyond_a_segment() {
 #[test]
 fn zeroed_memory_is_zero_even_after_reuse() {
     let a = ArenaAlloc::new();
-    for size in [1usize, 16, 17, 100, 1000, 4096, 70_000, SMALL_MAX + 10, 1 << 20] {
+    for size in [
+        1usize,
+        16,
+        17,
+        100,
+        1000,
+        4096,
+        70_000,
+        SMALL_MAX + 10,
+        1 << 20,
+    ] {
         let l = Layout::from_size_align(size, 8).unwrap();
         // SAFETY: non-zero size.
         let p = unsafe { a.alloc(l) };

@@ -54,7 +54,12 @@ fn probe() {
     CPU_ID_OFFSET.store(off, Ordering::Relaxed);
 }
 
-#[cfg(all(target_arch = "x86_64", target_os = "linux", target_env = "gnu", not(miri)))]
+#[cfg(all(
+    target_arch = "x86_64",
+    target_os = "linux",
+    target_env = "gnu",
+    not(miri)
+))]
 fn rseq_symbols() -> Option<(isize, u32)> {
     let off_addr: *const isize;
     let size_addr: *const u32;
@@ -80,12 +85,22 @@ fn rseq_symbols() -> Option<(isize, u32)> {
     Some((off, size))
 }
 
-#[cfg(not(all(target_arch = "x86_64", target_os = "linux", target_env = "gnu", not(miri))))]
+#[cfg(not(all(
+    target_arch = "x86_64",
+    target_os = "linux",
+    target_env = "gnu",
+    not(miri)
+)))]
 fn rseq_symbols() -> Option<(isize, u32)> {
     None
 }
 
-#[cfg(all(target_arch = "x86_64", target_os = "linux", target_env = "gnu", not(miri)))]
+#[cfg(all(
+    target_arch = "x86_64",
+    target_os = "linux",
+    target_env = "gnu",
+    not(miri)
+))]
 #[inline]
 fn read_rseq_cpu(off: isize) -> Option<usize> {
     let tp: usize;
@@ -105,7 +120,12 @@ fn read_rseq_cpu(off: isize) -> Option<usize> {
     if v >= 0 { Some(v as usize) } else { None }
 }
 
-#[cfg(not(all(target_arch = "x86_64", target_os = "linux", target_env = "gnu", not(miri))))]
+#[cfg(not(all(
+    target_arch = "x86_64",
+    target_os = "linux",
+    target_env = "gnu",
+    not(miri)
+)))]
 #[inline]
 fn read_rseq_cpu(_off: isize) -> Option<usize> {
     None

@@ -175,9 +175,12 @@ pub(crate) fn write_stderr(msg: &[u8]) {
 }
 
 /// Sets the calling thread's `errno`.
+#[cfg(feature = "capi")]
 pub(crate) fn set_errno(e: i32) {
-    // SAFETY: __errno_location returns the calling thread's errno slot.
-    unsafe { *libc::__errno_location() = e };
+    // SAFETY: __errno_location has no preconditions.
+    let slot = unsafe { libc::__errno_location() };
+    // SAFETY: it returns the calling thread's errno slot.
+    unsafe { *slot = e };
 }
 
 /// Registers fork handlers.
