@@ -17,10 +17,16 @@ fn child_report() {
     }
     let n = GLOBAL.heap_count();
     let hs: Vec<_> = (0..8)
-        .map(|i| std::thread::spawn(move || (0..2000).map(|k| vec![i as u8; k % 300]).count()))
+        .map(|i| {
+            std::thread::spawn(move || {
+                (0..2000)
+                    .map(|k| vec![i as u8; k % 300].len())
+                    .sum::<usize>()
+            })
+        })
         .collect();
     for h in hs {
-        assert_eq!(h.join().unwrap(), 2000);
+        assert_eq!(h.join().unwrap(), (0..2000).map(|k| k % 300).sum::<usize>());
     }
     let highest_used = (0..MAX_HEAP_COUNT)
         .filter(|&i| arena_stats(i).unwrap().allocations > 0)
