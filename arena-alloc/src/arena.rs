@@ -22,17 +22,19 @@ struct ArenaState {
     free_pages: *mut Page,
     /// Segments that have no page in use.
     empty_segments: u32,
+    /// Small-block counters: plain integers under the lock (no extra locked instruction
+    /// on the fast path); `arena_stats` takes the lock to read them.
+    allocs: u64,
+    frees: u64,
+    remote_frees: u64,
+    contended: u64,
+    /// This arena's small segments (linked through their headers), for statistics.
+    segments: *mut SegmentHeader,
 }
 
-/// Counters; the small-path ones are only written under the arena lock (plain load+store,
-/// no locked instruction), the huge-path ones are updated atomically without it.
+/// Huge-block counters, updated atomically without the lock (mapping is not locked).
 #[derive(Debug)]
-struct Counters {
-    allocs: AtomicU64,
-    frees: AtomicU64,
-    remote_frees: AtomicU64,
-    bytes: AtomicUsize,
-    contended: AtomicU64,
+struct HugeCounters {
     huge_allocs: AtomicU64,
     huge_frees: AtomicU64,
     huge_remote_frees: AtomicU64,
@@ -44,7 +46,7 @@ struct Counters {
 pub(crate) struct Arena {
     lock: RawLock<AtomicU32>,
     state: UnsafeCell<ArenaState>,
-    stats: Counters,
+    stats: HugeCounters,
 }
 
 // SAFETY: `state` (raw page pointers) is only accessed while `lock` is held; the rest is
@@ -62,13 +64,13 @@ impl Arena {
                 classes: [ptr::null_mut(); NUM_CLASSES],
                 free_pages: ptr::null_mut(),
                 empty_segments: 0,
+                allocs: 0,
+                frees: 0,
+                remote_frees: 0,
+                contended: 0,
+                segments: ptr::null_mut(),
             }),
-            stats: Counters {
-                allocs: AtomicU64::new(0),
-                frees: AtomicU64::new(0),
-                remote_frees: AtomicU64::new(0),
-                bytes: AtomicUsize::new(0),
-                contended: AtomicU64::new(0),
+            stats: HugeCounters {
                 huge_allocs: AtomicU64::new(0),
                 huge_frees: AtomicU64::new(0),
                 huge_remote_frees: AtomicU64::new(0),
@@ -77,31 +79,41 @@ impl Arena {
         }
     }
 
+    /// Takes the lock and returns the state it guards.
     #[inline]
-    fn acquire(&self) {
-        if self.lock.lock() {
-            bump64(&self.stats.contended, 1);
+    #[allow(clippy::mut_from_ref)]
+    fn acquire(&self) -> &mut ArenaState {
+        if !self.lock.try_lock() {
+            return self.acquire_contended();
         }
+        // SAFETY: the lock is held until the caller's matching `unlock`, and the state is
+        // only reached under it, so this is the only reference.
+        unsafe { &mut *self.state.get() }
+    }
+
+    /// `acquire` after `try_lock` failed; counts the contention.
+    #[cold]
+    #[inline(never)]
+    #[allow(clippy::mut_from_ref)]
+    fn acquire_contended(&self) -> &mut ArenaState {
+        self.lock.lock_contended();
+        // SAFETY: as in `acquire`.
+        let st = unsafe { &mut *self.state.get() };
+        st.contended += 1;
+        st
     }
 }
 
+/// Arena `idx`.
+#[inline]
+fn arena(idx: usize) -> &'static Arena {
+    debug_assert!(idx < MAX_HEAP_COUNT);
+    // SAFETY: indices are `cpu % heap_count` with heap_count <= MAX_HEAP_COUNT, or an owner
+    // recorded in a segment header from such an index.
+    unsafe { ARENAS.get_unchecked(idx) }
+}
+
 static ARENAS: [Arena; MAX_HEAP_COUNT] = [const { Arena::new() }; MAX_HEAP_COUNT];
-
-/// Adds to a counter only written under the arena lock.
-#[inline]
-fn bump64(c: &AtomicU64, n: u64) {
-    c.store(c.load(Ordering::Relaxed).wrapping_add(n), Ordering::Relaxed);
-}
-
-#[inline]
-fn add_bytes(c: &AtomicUsize, n: usize) {
-    c.store(c.load(Ordering::Relaxed).wrapping_add(n), Ordering::Relaxed);
-}
-
-#[inline]
-fn sub_bytes(c: &AtomicUsize, n: usize) {
-    c.store(c.load(Ordering::Relaxed).wrapping_sub(n), Ordering::Relaxed);
-}
 
 // ---------------------------------------------------------------------------------------
 // Process set-up: fork handlers.
@@ -149,12 +161,81 @@ extern "C" fn fork_child() {
 // Small blocks.
 
 /// Allocates a block of size class `class` from arena `idx`; null when out of memory.
+///
+/// The fast path makes no call that returns (slow cases are tail calls into cold
+/// functions), so it needs no callee-saved registers.
 #[inline]
 pub(crate) fn alloc_small(idx: usize, class: usize) -> *mut u8 {
-    let arena = &ARENAS[idx];
-    arena.acquire();
-    // SAFETY: the lock is held: this is the only reference to the state.
+    let arena = arena(idx);
+    if !arena.lock.try_lock() {
+        return alloc_small_contended(arena, idx, class);
+    }
+    // SAFETY: the lock is held, and the state is only reached under it.
     let st = unsafe { &mut *arena.state.get() };
+    debug_assert!(class < NUM_CLASSES);
+    // SAFETY: callers pass classes from `class_for`, below NUM_CLASSES.
+    let page = unsafe { *st.classes.get_unchecked(class) };
+    if page.is_null() {
+        // SAFETY: the lock of `arena` (index `idx`) is held and `st` is its state.
+        return unsafe { alloc_small_locked(arena, st, idx, class) };
+    }
+    // SAFETY: the lock is held; `page` is in the class list, so it has a free block.
+    unsafe { take_and_count(arena, st, page, class) }
+}
+
+/// Takes a block from `page`, counts it and releases the lock.
+///
+/// # Safety
+/// The lock of `arena` is held, `st` is its state, `page` heads class list `class`.
+#[inline]
+unsafe fn take_and_count(
+    arena: &Arena,
+    st: &mut ArenaState,
+    page: *mut Page,
+    class: usize,
+) -> *mut u8 {
+    // SAFETY: forwarded from the caller.
+    let (block, full) = unsafe { page::take_block(page) };
+    if full {
+        // SAFETY: the lock is held and `page` heads this class list.
+        unsafe { page::list_remove(&mut st.classes[class], page) };
+        // SAFETY: the lock is held.
+        unsafe { (*page).state = PAGE_FULL };
+    }
+    st.allocs += 1;
+    if arena.lock.release() {
+        return wake_returning(arena, block);
+    }
+    block
+}
+
+#[cold]
+#[inline(never)]
+fn wake_returning(arena: &Arena, block: *mut u8) -> *mut u8 {
+    arena.lock.wake();
+    block
+}
+
+#[cold]
+#[inline(never)]
+fn alloc_small_contended(arena: &Arena, idx: usize, class: usize) -> *mut u8 {
+    let st = arena.acquire_contended();
+    // SAFETY: the lock of `arena` (index `idx`) is held and `st` is its state.
+    unsafe { alloc_small_locked(arena, st, idx, class) }
+}
+
+/// The general allocation path, entered with the lock held; releases it.
+///
+/// # Safety
+/// The lock of `arena` (index `idx`) is held and `st` is its state.
+#[cold]
+#[inline(never)]
+unsafe fn alloc_small_locked(
+    arena: &Arena,
+    st: &mut ArenaState,
+    idx: usize,
+    class: usize,
+) -> *mut u8 {
     let mut page = st.classes[class];
     if page.is_null() {
         if !is_ready() {
@@ -169,18 +250,8 @@ pub(crate) fn alloc_small(idx: usize, class: usize) -> *mut u8 {
             return ptr::null_mut();
         }
     }
-    // SAFETY: the lock is held and pages in a class list have a free block.
-    let (block, full) = unsafe { page::take_block(page) };
-    if full {
-        // SAFETY: the lock is held and `page` heads this class list.
-        unsafe { page::list_remove(&mut st.classes[class], page) };
-        // SAFETY: the lock is held.
-        unsafe { (*page).state = PAGE_FULL };
-    }
-    bump64(&arena.stats.allocs, 1);
-    add_bytes(&arena.stats.bytes, class_size(class));
-    arena.lock.unlock();
-    block
+    // SAFETY: the lock is held; `page` heads the class list.
+    unsafe { take_and_count(arena, st, page, class) }
 }
 
 /// Formats a page for `class`, puts it at the head of the class list and returns it.
@@ -190,9 +261,12 @@ pub(crate) fn alloc_small(idx: usize, class: usize) -> *mut u8 {
 #[cold]
 unsafe fn fresh_page(st: &mut ArenaState, class: usize, idx: usize) -> *mut Page {
     if st.free_pages.is_null() {
-        let Some(pages) = page::new_segment(idx as u32) else {
+        let Some((seg, pages)) = page::new_segment(idx as u32) else {
             return ptr::null_mut();
         };
+        // SAFETY: the fresh header is ours; the lock guards the list.
+        unsafe { (*seg).next = st.segments };
+        st.segments = seg;
         for p in pages.into_iter().rev() {
             // SAFETY: the lock is held; the fresh pages are in no list.
             unsafe { page::list_push(&mut st.free_pages, p) };
@@ -229,19 +303,68 @@ pub(crate) unsafe fn free(p: *mut u8, current: usize) {
     // SAFETY: `p` is live, so its header is mapped; `kind`/`owner` never change.
     let hdr = unsafe { &*seg };
     debug_assert_eq!(hdr.magic, MAGIC, "pointer not allocated by arena-alloc");
-    let owner = hdr.owner as usize;
     if hdr.kind != KIND_SMALL {
         // SAFETY: the caller passes a live huge block.
-        unsafe { free_huge(seg, current) };
-        return;
+        return unsafe { free_huge(seg, current) };
     }
-    let page = page::page_of(seg, p);
-    let arena = &ARENAS[owner];
-    arena.acquire();
-    // SAFETY: the lock is held.
+    let owner = hdr.owner as usize;
+    let arena = arena(owner);
+    if !arena.lock.try_lock() {
+        // SAFETY: forwarded from the caller.
+        return unsafe { free_contended(arena, p, owner, current) };
+    }
+    // SAFETY: the lock is held, and the state is only reached under it.
     let st = unsafe { &mut *arena.state.get() };
+    // SAFETY: the lock of the owner is held and `p` is a live block of it.
+    unsafe { free_locked(arena, st, p, owner, current) }
+}
+
+#[cold]
+#[inline(never)]
+unsafe fn free_contended(arena: &Arena, p: *mut u8, owner: usize, current: usize) {
+    let st = arena.acquire_contended();
+    // SAFETY: the lock of the owner is held and the caller passes a live block of it.
+    unsafe { free_locked(arena, st, p, owner, current) }
+}
+
+/// Returns `p` to its page, counts it and releases the lock.
+///
+/// # Safety
+/// The lock of `arena` (index `owner`) is held, `st` is its state, and `p` is a live
+/// small block of one of its pages.
+#[inline]
+unsafe fn free_locked(
+    arena: &Arena,
+    st: &mut ArenaState,
+    p: *mut u8,
+    owner: usize,
+    current: usize,
+) {
+    let page = page::page_of(page::segment_of(p), p);
     // SAFETY: the lock is held and `p` is a live block of `page`.
-    let (size, was_full, empty) = unsafe { page::put_block(page, p) };
+    let (class, was_full, empty) = unsafe { page::put_block(page, p) };
+    debug_assert!(class < NUM_CLASSES);
+    st.frees += 1;
+    st.remote_frees += u64::from(owner != current);
+    // An emptied page that heads its class list stays there (so an alloc/free pair on one
+    // block never reformats a page): only list upkeep leaves the fast path.
+    if was_full || (empty && st.classes[class] != page) {
+        // SAFETY: forwarded: lock held, `page` formatted.
+        return unsafe { free_fixup(arena, st, page, was_full) };
+    }
+    if arena.lock.release() {
+        arena.lock.wake();
+    }
+}
+
+/// List upkeep after a free filled a hole in a full page or emptied a page; releases the
+/// lock.
+///
+/// # Safety
+/// The lock of `arena` is held, `st` is its state, `page` is one of its formatted pages.
+#[cold]
+#[inline(never)]
+unsafe fn free_fixup(arena: &Arena, st: &mut ArenaState, page: *mut Page, was_full: bool) {
     // SAFETY: the lock is held; `class` is fixed while the page is formatted.
     let class = unsafe { (*page).class } as usize;
     if was_full {
@@ -249,17 +372,10 @@ pub(crate) unsafe fn free(p: *mut u8, current: usize) {
         unsafe { page::list_push(&mut st.classes[class], page) };
         // SAFETY: the lock is held.
         unsafe { (*page).state = PAGE_AVAILABLE };
-    } else if empty && st.classes[class] != page {
-        // Keep one page per class even when empty, so an alloc/free pair on an empty class
-        // does not format a page each time.
+    } else {
         // SAFETY: the lock is held and the page is empty and in its class list.
         unsafe { retire_page(st, page, class) };
     }
-    bump64(&arena.stats.frees, 1);
-    if owner != current {
-        bump64(&arena.stats.remote_frees, 1);
-    }
-    sub_bytes(&arena.stats.bytes, size);
     arena.lock.unlock();
 }
 
@@ -290,9 +406,35 @@ unsafe fn retire_page(st: &mut ArenaState, page: *mut Page, class: usize) {
                 unsafe { page::list_remove(&mut st.free_pages, p) };
             }
             st.empty_segments -= 1;
+            // SAFETY: the lock is held; `seg` is in the arena's segment list.
+            unsafe { unlink_segment(st, seg) };
             // SAFETY: no page of the segment is in use or listed any more.
             unsafe { sys::unmap(seg.cast(), SEGMENT_SIZE) };
         }
+    }
+}
+
+/// Removes `seg` from the arena's segment list.
+///
+/// # Safety
+/// The arena lock is held and `seg` is in `st.segments`.
+unsafe fn unlink_segment(st: &mut ArenaState, seg: *mut SegmentHeader) {
+    // SAFETY: `seg` is live and its `next` guarded by the lock.
+    let after = unsafe { (*seg).next };
+    if st.segments == seg {
+        st.segments = after;
+        return;
+    }
+    let mut cur = st.segments;
+    loop {
+        // SAFETY: every listed header is live and guarded by the lock.
+        let next = unsafe { (*cur).next };
+        if next == seg {
+            // SAFETY: as above.
+            unsafe { (*cur).next = after };
+            return;
+        }
+        cur = next;
     }
 }
 
@@ -355,10 +497,11 @@ pub(crate) fn alloc_huge(idx: usize, size: usize, align: usize) -> *mut u8 {
         used_pages: AtomicU32::new(0),
         map_len: len,
         block_offset,
+        next: ptr::null_mut(),
     };
     // SAFETY: `h` is a fresh writable mapping of at least HUGE_HEADER bytes.
     unsafe { h.cast::<SegmentHeader>().write(header) };
-    let s = &ARENAS[idx].stats;
+    let s = &arena(idx).stats;
     s.huge_allocs.fetch_add(1, Ordering::Relaxed);
     s.huge_bytes
         .fetch_add(len - block_offset, Ordering::Relaxed);
@@ -371,7 +514,7 @@ unsafe fn free_huge(seg: *mut SegmentHeader, current: usize) {
     // SAFETY: the header is mapped until the unmap below.
     let hdr = unsafe { &*seg };
     let (owner, len, off) = (hdr.owner as usize, hdr.map_len, hdr.block_offset);
-    let s = &ARENAS[owner].stats;
+    let s = &arena(owner).stats;
     s.huge_frees.fetch_add(1, Ordering::Relaxed);
     if owner != current {
         s.huge_remote_frees.fetch_add(1, Ordering::Relaxed);
@@ -394,7 +537,7 @@ unsafe fn realloc_huge(p: *mut u8, new_size: usize, align: usize) -> *mut u8 {
     let Some(new_len) = new_size.checked_add(off).and_then(round_to_os_page) else {
         return ptr::null_mut();
     };
-    let s = &ARENAS[owner].stats;
+    let s = &arena(owner).stats;
     if new_len == old_len {
         return p;
     }
@@ -511,18 +654,30 @@ impl ArenaStats {
 
 /// Counters of arena `index` (`None` when `index >= MAX_HEAP_COUNT`).
 pub fn arena_stats(index: usize) -> Option<ArenaStats> {
-    let s = &ARENAS.get(index)?.stats;
+    let a = ARENAS.get(index)?;
+    let st = a.acquire();
+    let (allocs, frees, remote, contended) = (st.allocs, st.frees, st.remote_frees, st.contended);
+    // Bytes in use are summed from the pages rather than counted on every call.
+    let mut bytes = 0usize;
+    let mut seg = st.segments;
+    while !seg.is_null() {
+        for page in page::pages_of(seg) {
+            // SAFETY: the lock is held; the segment is live while listed.
+            bytes += unsafe { page::bytes_in_use(page) };
+        }
+        // SAFETY: as above.
+        seg = unsafe { (*seg).next };
+    }
+    a.lock.unlock();
+    let s = &a.stats;
     let r = Ordering::Relaxed;
     let huge_allocs = s.huge_allocs.load(r);
     Some(ArenaStats {
-        allocations: s.allocs.load(r).wrapping_add(huge_allocs),
-        frees: s.frees.load(r).wrapping_add(s.huge_frees.load(r)),
-        remote_frees: s
-            .remote_frees
-            .load(r)
-            .wrapping_add(s.huge_remote_frees.load(r)),
-        bytes_in_use: s.bytes.load(r).wrapping_add(s.huge_bytes.load(r)),
-        contended_locks: s.contended.load(r),
+        allocations: allocs.wrapping_add(huge_allocs),
+        frees: frees.wrapping_add(s.huge_frees.load(r)),
+        remote_frees: remote.wrapping_add(s.huge_remote_frees.load(r)),
+        bytes_in_use: bytes.wrapping_add(s.huge_bytes.load(r)),
+        contended_locks: contended,
         huge_allocations: huge_allocs,
     })
 }

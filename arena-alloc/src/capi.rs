@@ -53,7 +53,7 @@ pub unsafe extern "C" fn free(p: *mut c_void) {
         return;
     }
     // SAFETY: the caller passes a live block of ours.
-    unsafe { arena::free(p.cast(), C_ALLOC.arena_index()) }
+    unsafe { C_ALLOC.free(p.cast()) }
 }
 
 /// C `calloc`.

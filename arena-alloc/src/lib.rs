@@ -87,13 +87,57 @@ impl ArenaAlloc {
         unsafe { arena::usable_size(ptr) }
     }
 
+    /// `arena_index` when it needs no call (heap count known, CPU from rseq or cache).
+    #[inline]
+    fn fast_index(&self) -> Option<usize> {
+        let n = if self.heap_count != 0 {
+            self.heap_count
+        } else {
+            config::env_heap_count_fast()?
+        };
+        let cpu = sys::current_cpu_fast()?;
+        Some(if cpu < n { cpu } else { cpu % n })
+    }
+
     #[inline]
     fn allocate(&self, size: usize, align: usize) -> *mut u8 {
+        if let Some(c) = class_for(size, align)
+            && let Some(idx) = self.fast_index()
+        {
+            return arena::alloc_small(idx, c);
+        }
+        self.allocate_slow(size, align)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn allocate_slow(&self, size: usize, align: usize) -> *mut u8 {
         let idx = self.arena_index();
         match class_for(size, align) {
             Some(c) => arena::alloc_small(idx, c),
             None => arena::alloc_huge(idx, size, align),
         }
+    }
+
+    /// Frees a live block.
+    ///
+    /// # Safety
+    /// `ptr` is a live block of this allocator, not used afterwards.
+    #[inline]
+    unsafe fn free(&self, ptr: *mut u8) {
+        match self.fast_index() {
+            // SAFETY: forwarded from the caller.
+            Some(current) => unsafe { arena::free(ptr, current) },
+            // SAFETY: forwarded from the caller.
+            None => unsafe { self.free_slow(ptr) },
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    unsafe fn free_slow(&self, ptr: *mut u8) {
+        // SAFETY: forwarded from the caller.
+        unsafe { arena::free(ptr, self.arena_index()) }
     }
 }
 
@@ -114,9 +158,8 @@ unsafe impl GlobalAlloc for ArenaAlloc {
 
     #[inline]
     unsafe fn dealloc(&self, ptr: *mut u8, _layout: Layout) {
-        let current = self.arena_index();
         // SAFETY: the caller passes a live block of this allocator.
-        unsafe { arena::free(ptr, current) }
+        unsafe { self.free(ptr) }
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {

@@ -4,7 +4,7 @@
 
 pub(crate) mod cpu;
 
-pub(crate) use cpu::current_cpu;
+pub(crate) use cpu::{current_cpu, current_cpu_fast};
 
 use crate::sync::global::{AtomicUsize, Ordering};
 use core::ffi::CStr;
