@@ -129,6 +129,7 @@ pub(crate) fn ensure_ready() {
         .is_ok()
     {
         sys::atfork(fork_prepare, fork_parent, fork_child);
+        create_cache_key();
         READY.store(2, Ordering::Release);
     }
 }
@@ -438,6 +439,24 @@ unsafe fn unlink_segment(st: &mut ArenaState, seg: *mut SegmentHeader) {
     }
 }
 
+/// Owner arena and class of `p` if it is a small block.
+///
+/// # Safety
+/// `p` is a live block of this allocator.
+#[inline]
+pub(crate) unsafe fn small_owner_class(p: *mut u8) -> Option<(usize, usize)> {
+    let seg = page::segment_of(p);
+    // SAFETY: `p` is live, so its header is mapped; `kind`/`owner` never change.
+    let hdr = unsafe { &*seg };
+    if hdr.kind != KIND_SMALL {
+        return None;
+    }
+    let page = page::page_of(seg, p);
+    // SAFETY: `class` is not written while a block of the page is live.
+    let class = unsafe { (*page).class } as usize;
+    Some((hdr.owner as usize, class))
+}
+
 /// Usable bytes of live block `p`.
 ///
 /// # Safety
@@ -568,18 +587,13 @@ unsafe fn realloc_huge(p: *mut u8, new_size: usize, align: usize) -> *mut u8 {
     new_seg.cast::<u8>().wrapping_add(off)
 }
 
-/// Reallocates `p` (with `old_size` meaningful bytes) to `new_size` bytes aligned to
-/// `align`, in place when possible. Null when out of memory (then `p` is untouched).
+/// Resizes `p` without moving its contents when possible: `Some(q)` (for a huge block `q`
+/// may differ: its mapping moved; null when out of memory), `None` when the caller must
+/// allocate, copy and free.
 ///
 /// # Safety
 /// `p` is a live block of this allocator aligned to `align`; `new_size > 0`.
-pub(crate) unsafe fn realloc(
-    p: *mut u8,
-    old_size: usize,
-    new_size: usize,
-    align: usize,
-    idx: usize,
-) -> *mut u8 {
+pub(crate) unsafe fn resize_in_place(p: *mut u8, new_size: usize, align: usize) -> Option<*mut u8> {
     let seg = page::segment_of(p);
     // SAFETY: `p` is live, so its header is mapped; `kind` never changes.
     let kind = unsafe { (*seg).kind };
@@ -591,29 +605,268 @@ pub(crate) unsafe fn realloc(
             && class_size(t) <= bs
             && (class_size(t) * 2 > bs || bs == class_size(0))
         {
-            return p;
+            return Some(p);
         }
     } else if target.is_none() {
         // SAFETY: `p` is a live huge block and the new size stays huge.
-        return unsafe { realloc_huge(p, new_size, align) };
+        return Some(unsafe { realloc_huge(p, new_size, align) });
     }
-    let q = match target {
-        Some(c) => alloc_small(idx, c),
-        None => alloc_huge(idx, new_size, align),
-    };
-    if q.is_null() {
-        return q;
-    }
-    // SAFETY: both blocks are live, distinct, and at least this long.
-    unsafe { ptr::copy_nonoverlapping(p, q, old_size.min(new_size)) };
-    // SAFETY: `p` is live and the caller gives it up on success.
-    unsafe { free(p, idx) };
-    q
+    None
 }
 
 /// Whether a fresh block for (`size`, `align`) is known to be zeroed already.
 pub(crate) fn fresh_is_zeroed(size: usize, align: usize) -> bool {
     class_for(size, align).is_none()
+}
+
+// ---------------------------------------------------------------------------------------
+// Per-thread cache of small blocks.
+//
+// A thread keeps up to CACHE_BLOCKS free blocks per class for the first CACHED_CLASSES
+// classes, all owned by one arena (the one it last refilled from), so the common
+// alloc/free pair touches no lock and no shared line. Blocks of other arenas are freed to
+// their owner directly (no false sharing of handed-out blocks). A pthread key destructor
+// returns everything when the thread exits; `flush_thread_cache` does it on demand.
+
+/// Classes served from the per-thread cache (blocks up to 1 KiB).
+pub const CACHED_CLASSES: usize = 20;
+/// Most free blocks a thread keeps per cached class.
+pub const CACHE_BLOCKS: u32 = 32;
+/// Blocks taken from the arena in one refill (one lock acquisition).
+const REFILL: u32 = CACHE_BLOCKS / 2;
+
+const _: () = assert!(CACHED_CLASSES <= NUM_CLASSES && REFILL >= 1);
+
+const CACHE_UNREGISTERED: u8 = 0;
+const CACHE_ACTIVE: u8 = 1;
+const CACHE_REGISTERING: u8 = 2;
+/// Thread exiting, or no pthread key: every call goes to the arenas.
+const CACHE_OFF: u8 = 3;
+
+#[derive(Clone, Copy)]
+struct Bin {
+    head: *mut u8,
+    count: u32,
+}
+
+struct ThreadCache {
+    bins: [Bin; CACHED_CLASSES],
+    /// Arena whose blocks this cache holds.
+    arena: usize,
+    state: u8,
+}
+
+std::thread_local! {
+    /// Const-initialised and without `Drop`: never allocates, usable during thread exit.
+    static CACHE: UnsafeCell<ThreadCache> = const {
+        UnsafeCell::new(ThreadCache {
+            bins: [Bin { head: ptr::null_mut(), count: 0 }; CACHED_CLASSES],
+            arena: 0,
+            state: CACHE_UNREGISTERED,
+        })
+    };
+}
+
+/// The pthread key whose destructor flushes a thread's cache (`u32::MAX`: none).
+static CACHE_KEY: AtomicU32 = AtomicU32::new(u32::MAX);
+
+#[inline]
+fn cache_ptr() -> Option<*mut ThreadCache> {
+    CACHE.try_with(|c| c.get()).ok()
+}
+
+/// Pops a cached block of class `class` (< CACHED_CLASSES).
+#[inline]
+pub(crate) fn cache_pop(class: usize) -> Option<*mut u8> {
+    let tc = cache_ptr()?;
+    // SAFETY: the cache is this thread's own; no reference to it outlives this function
+    // and nothing here re-enters the allocator.
+    let bin = unsafe { &mut (*tc).bins[class] };
+    let h = bin.head;
+    if h.is_null() {
+        return None;
+    }
+    // SAFETY: cached blocks are free and hold the next cached block in their first word.
+    bin.head = unsafe { h.cast::<*mut u8>().read() };
+    bin.count -= 1;
+    Some(h)
+}
+
+/// Offers small block `p` of class `class` owned by arena `owner` to the cache; `false`
+/// means the caller frees it to the arena.
+///
+/// # Safety
+/// `p` is a live small block of class `class`, given up by the caller if accepted.
+#[inline]
+pub(crate) unsafe fn cache_push(p: *mut u8, owner: usize, class: usize) -> bool {
+    let Some(tc) = cache_ptr() else {
+        return false;
+    };
+    // SAFETY: this thread's own cache (see `cache_pop`).
+    let tc = unsafe { &mut *tc };
+    if tc.state != CACHE_ACTIVE || tc.arena != owner || class >= CACHED_CLASSES {
+        return false;
+    }
+    let bin = &mut tc.bins[class];
+    if bin.count >= CACHE_BLOCKS {
+        return false;
+    }
+    // SAFETY: `p` is free now and at least 16 bytes long.
+    unsafe { p.cast::<*mut u8>().write(bin.head) };
+    bin.head = p;
+    bin.count += 1;
+    true
+}
+
+/// Cache miss on class `class` (< CACHED_CLASSES): refills from arena `idx` under one
+/// lock and returns one block (null when out of memory).
+#[cold]
+#[inline(never)]
+pub(crate) fn cache_refill(idx: usize, class: usize) -> *mut u8 {
+    let Some(tcp) = cache_ptr() else {
+        return alloc_small(idx, class);
+    };
+    // SAFETY: this thread's own cache; `register` and `flush` below take it by pointer.
+    let state = unsafe { (*tcp).state };
+    if state == CACHE_UNREGISTERED {
+        // SAFETY: `tcp` is this thread's cache.
+        unsafe { register(tcp) };
+    }
+    // SAFETY: as above.
+    if unsafe { (*tcp).state } != CACHE_ACTIVE {
+        return alloc_small(idx, class);
+    }
+    // Blocks of the previous arena go home before the cache switches arenas.
+    // SAFETY: as above.
+    if unsafe { (*tcp).arena } != idx {
+        // SAFETY: as above.
+        unsafe { flush(tcp) };
+        // SAFETY: as above.
+        unsafe { (*tcp).arena = idx };
+    }
+    let arena = arena(idx);
+    let st = arena.acquire();
+    let mut first = ptr::null_mut();
+    for i in 0..REFILL {
+        let mut page = st.classes[class];
+        if page.is_null() {
+            if !is_ready() {
+                break;
+            }
+            // SAFETY: the lock is held.
+            page = unsafe { fresh_page(st, class, idx) };
+            if page.is_null() {
+                break;
+            }
+        }
+        // SAFETY: the lock is held; `page` heads the class list so has a free block.
+        let (block, full) = unsafe { page::take_block(page) };
+        if full {
+            // SAFETY: the lock is held and `page` heads this class list.
+            unsafe { page::list_remove(&mut st.classes[class], page) };
+            // SAFETY: the lock is held.
+            unsafe { (*page).state = PAGE_FULL };
+        }
+        st.allocs += 1;
+        if i == 0 {
+            first = block;
+        } else {
+            // SAFETY: this thread's own cache; `block` is ours and free.
+            unsafe { cache_insert(tcp, class, block) };
+        }
+    }
+    arena.lock.unlock();
+    if first.is_null() {
+        // Not ready yet (fork handlers) or out of memory: the general path handles both.
+        return alloc_small(idx, class);
+    }
+    first
+}
+
+/// # Safety
+/// `tcp` is this thread's cache and `block` a free block of class `class` it may keep.
+unsafe fn cache_insert(tcp: *mut ThreadCache, class: usize, block: *mut u8) {
+    // SAFETY: forwarded from the caller.
+    let bin = unsafe { &mut (*tcp).bins[class] };
+    // SAFETY: `block` is free and at least 16 bytes.
+    unsafe { block.cast::<*mut u8>().write(bin.head) };
+    bin.head = block;
+    bin.count += 1;
+}
+
+/// Arms the exit destructor for this thread's cache.
+///
+/// # Safety
+/// `tcp` is this thread's cache.
+#[cold]
+unsafe fn register(tcp: *mut ThreadCache) {
+    let key = CACHE_KEY.load(Ordering::Acquire);
+    if key == u32::MAX {
+        // No key (yet): stay unregistered, serve from the arenas.
+        return;
+    }
+    // `pthread_setspecific` may allocate (keys beyond the first 32): such calls bypass
+    // the cache because the state is not ACTIVE meanwhile.
+    // SAFETY: forwarded from the caller.
+    unsafe { (*tcp).state = CACHE_REGISTERING };
+    let ok = sys::set_thread_value(key, tcp.cast());
+    // SAFETY: as above.
+    unsafe { (*tcp).state = if ok { CACHE_ACTIVE } else { CACHE_OFF } };
+}
+
+/// Returns every cached block of the thread cache `tcp` to its arena.
+///
+/// # Safety
+/// `tcp` is this thread's cache.
+unsafe fn flush(tcp: *mut ThreadCache) {
+    // Every cached block belongs to the cache's arena, so none of these frees is remote.
+    // SAFETY: forwarded from the caller.
+    let current = unsafe { (*tcp).arena };
+    for class in 0..CACHED_CLASSES {
+        // SAFETY: forwarded from the caller; the bin is detached before freeing.
+        let mut p = unsafe {
+            let bin = &mut (*tcp).bins[class];
+            let h = bin.head;
+            *bin = Bin {
+                head: ptr::null_mut(),
+                count: 0,
+            };
+            h
+        };
+        while !p.is_null() {
+            // SAFETY: cached blocks are free and link to the next one.
+            let next = unsafe { p.cast::<*mut u8>().read() };
+            // SAFETY: the block is a live (cached) block of ours, given up here.
+            unsafe { free(p, current) };
+            p = next;
+        }
+    }
+}
+
+/// The pthread key destructor: runs in the exiting thread with its cache pointer.
+extern "C" fn cache_exit(tcp: *mut libc::c_void) {
+    let tcp = tcp.cast::<ThreadCache>();
+    // SAFETY: the value set by `register` is the exiting thread's own cache, alive until
+    // its TLS is released after key destructors.
+    unsafe { (*tcp).state = CACHE_OFF };
+    // SAFETY: as above.
+    unsafe { flush(tcp) };
+}
+
+/// Creates the cache key (from `ensure_ready`, with no lock held).
+fn create_cache_key() {
+    if let Some(key) = sys::create_thread_key(cache_exit) {
+        CACHE_KEY.store(key, Ordering::Release);
+    }
+}
+
+/// Returns the calling thread's cached free blocks to their arenas (statistics then count
+/// them as freed). Threads do this automatically when they exit.
+pub fn flush_thread_cache() {
+    if let Some(tcp) = cache_ptr() {
+        // SAFETY: this thread's own cache.
+        unsafe { flush(tcp) };
+    }
 }
 
 // ---------------------------------------------------------------------------------------

@@ -69,6 +69,8 @@ pub struct Snapshot {
 }
 
 pub fn snapshot(c: &Counting) -> Snapshot {
+    // Blocks parked in this thread's cache count as allocated for the arenas.
+    arena_alloc::flush_thread_cache();
     Snapshot {
         live: c.live.load(Ordering::SeqCst),
         bytes: c.bytes.load(Ordering::SeqCst),
