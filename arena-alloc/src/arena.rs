@@ -478,11 +478,16 @@ pub(crate) unsafe fn usable_size(p: *mut u8) -> usize {
 
 /// (alignment, offset) passed to `sys::map_aligned` and the block offset, for `align`.
 fn huge_geometry(align: usize) -> (usize, usize, usize) {
-    if align < SEGMENT_SIZE {
-        (SEGMENT_SIZE, 0, align.max(HUGE_HEADER))
+    // Below a segment: the mapping is segment-aligned and the block sits `align` (at least
+    // a header) into it. From a segment up: the header sits one segment below the block.
+    let block_offset = align.clamp(HUGE_HEADER, SEGMENT_SIZE);
+    let map_align = align.max(SEGMENT_SIZE);
+    let map_offset = if align >= SEGMENT_SIZE {
+        SEGMENT_SIZE
     } else {
-        (align, SEGMENT_SIZE, SEGMENT_SIZE)
-    }
+        0
+    };
+    (map_align, map_offset, block_offset)
 }
 
 fn round_to_os_page(n: usize) -> Option<usize> {
