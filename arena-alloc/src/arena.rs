@@ -144,18 +144,21 @@ extern "C" fn fork_prepare() {
     for a in &ARENAS {
         a.lock.lock();
     }
+    HUGE_CACHE.lock.lock();
 }
 
 extern "C" fn fork_parent() {
     for a in &ARENAS {
         a.lock.unlock();
     }
+    HUGE_CACHE.lock.unlock();
 }
 
 extern "C" fn fork_child() {
     for a in &ARENAS {
         a.lock.reset();
     }
+    HUGE_CACHE.lock.reset();
 }
 
 // ---------------------------------------------------------------------------------------
@@ -495,13 +498,77 @@ fn round_to_os_page(n: usize) -> Option<usize> {
     Some(n.checked_add(ps - 1)? & !(ps - 1))
 }
 
+/// Freed huge mappings kept for reuse (segment-aligned ones only), so a program that
+/// repeatedly allocates and frees large blocks does not pay four syscalls each time.
+const HUGE_CACHE_SLOTS: usize = 8;
+/// Most bytes the huge cache may hold in all (they stay resident).
+pub const HUGE_CACHE_BYTES: usize = 32 << 20;
+
+struct HugeCache {
+    slots: [(*mut SegmentHeader, usize); HUGE_CACHE_SLOTS],
+    bytes: usize,
+}
+
+struct HugeCacheCell {
+    lock: RawLock<AtomicU32>,
+    cache: UnsafeCell<HugeCache>,
+}
+
+// SAFETY: `cache` is only accessed while `lock` is held.
+unsafe impl Sync for HugeCacheCell {}
+
+static HUGE_CACHE: HugeCacheCell = HugeCacheCell {
+    lock: RawLock::new(AtomicU32::new(0)),
+    cache: UnsafeCell::new(HugeCache {
+        slots: [(ptr::null_mut(), 0); HUGE_CACHE_SLOTS],
+        bytes: 0,
+    }),
+};
+
+/// Takes a cached mapping of `len..=2 * len` bytes, or null.
+fn huge_cache_take(len: usize) -> (*mut SegmentHeader, usize) {
+    HUGE_CACHE.lock.lock();
+    // SAFETY: the lock is held.
+    let c = unsafe { &mut *HUGE_CACHE.cache.get() };
+    let mut found = (ptr::null_mut(), 0);
+    for slot in c.slots.iter_mut() {
+        if !slot.0.is_null() && slot.1 >= len && slot.1 / 2 <= len {
+            found = *slot;
+            *slot = (ptr::null_mut(), 0);
+            c.bytes -= found.1;
+            break;
+        }
+    }
+    HUGE_CACHE.lock.unlock();
+    found
+}
+
+/// Keeps a freed mapping for reuse; `false` if the cache is full (the caller unmaps).
+fn huge_cache_put(seg: *mut SegmentHeader, len: usize) -> bool {
+    HUGE_CACHE.lock.lock();
+    // SAFETY: the lock is held.
+    let c = unsafe { &mut *HUGE_CACHE.cache.get() };
+    let mut kept = false;
+    if c.bytes + len <= HUGE_CACHE_BYTES
+        && let Some(slot) = c.slots.iter_mut().find(|s| s.0.is_null())
+    {
+        *slot = (seg, len);
+        c.bytes += len;
+        kept = true;
+    }
+    HUGE_CACHE.lock.unlock();
+    kept
+}
+
 /// Maps a block of `size` bytes aligned to `align`, owned (for statistics) by arena `idx`.
-pub(crate) fn alloc_huge(idx: usize, size: usize, align: usize) -> *mut u8 {
+/// `zeroed`: the block must read as zeros (a fresh mapping does, a reused one does not,
+/// so zeroed requests skip the cache).
+pub(crate) fn alloc_huge(idx: usize, size: usize, align: usize, zeroed: bool) -> *mut u8 {
     if !is_ready() {
         ensure_ready();
     }
     let (map_align, map_offset, block_offset) = huge_geometry(align);
-    let Some(len) = size.checked_add(block_offset).and_then(round_to_os_page) else {
+    let Some(mut len) = size.checked_add(block_offset).and_then(round_to_os_page) else {
         return ptr::null_mut();
     };
     if len
@@ -510,7 +577,17 @@ pub(crate) fn alloc_huge(idx: usize, size: usize, align: usize) -> *mut u8 {
     {
         return ptr::null_mut();
     }
-    let h = sys::map_aligned(len, map_align, map_offset);
+    let mut h = ptr::null_mut();
+    if !zeroed && map_align == SEGMENT_SIZE {
+        let (seg, cached_len) = huge_cache_take(len);
+        if !seg.is_null() {
+            h = seg.cast::<u8>();
+            len = cached_len;
+        }
+    }
+    if h.is_null() {
+        h = sys::map_aligned(len, map_align, map_offset);
+    }
     if h.is_null() {
         return h;
     }
@@ -544,6 +621,10 @@ unsafe fn free_huge(seg: *mut SegmentHeader, current: usize) {
         s.huge_remote_frees.fetch_add(1, Ordering::Relaxed);
     }
     s.huge_bytes.fetch_sub(len - off, Ordering::Relaxed);
+    // Segment-aligned mappings (alignment below a segment) can serve any later request.
+    if off < SEGMENT_SIZE && huge_cache_put(seg, len) {
+        return;
+    }
     // SAFETY: the mapping belongs to this block alone, which the caller gives up.
     unsafe { sys::unmap(seg.cast(), len) };
 }
@@ -617,11 +698,6 @@ pub(crate) unsafe fn resize_in_place(p: *mut u8, new_size: usize, align: usize) 
         return Some(unsafe { realloc_huge(p, new_size, align) });
     }
     None
-}
-
-/// Whether a fresh block for (`size`, `align`) is known to be zeroed already.
-pub(crate) fn fresh_is_zeroed(size: usize, align: usize) -> bool {
-    class_for(size, align).is_none()
 }
 
 // ---------------------------------------------------------------------------------------
