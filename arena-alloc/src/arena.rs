@@ -369,6 +369,16 @@ unsafe fn free_locked(
 #[cold]
 #[inline(never)]
 unsafe fn free_fixup(arena: &Arena, st: &mut ArenaState, page: *mut Page, was_full: bool) {
+    // SAFETY: forwarded from the caller.
+    unsafe { fixup_locked(st, page, was_full) };
+    arena.lock.unlock();
+}
+
+/// The list upkeep of `free_fixup`, lock kept.
+///
+/// # Safety
+/// As for `free_fixup`.
+unsafe fn fixup_locked(st: &mut ArenaState, page: *mut Page, was_full: bool) {
     // SAFETY: the lock is held; `class` is fixed while the page is formatted.
     let class = unsafe { (*page).class } as usize;
     if was_full {
@@ -379,6 +389,30 @@ unsafe fn free_fixup(arena: &Arena, st: &mut ArenaState, page: *mut Page, was_fu
     } else {
         // SAFETY: the lock is held and the page is empty and in its class list.
         unsafe { retire_page(st, page, class) };
+    }
+}
+
+/// Frees a linked list of small blocks (first word = next), all owned by arena `owner`,
+/// under one acquisition of its lock.
+///
+/// # Safety
+/// Every block of the list is a live small block of arena `owner`, given up here.
+unsafe fn free_list(owner: usize, mut p: *mut u8, current: usize) {
+    let arena = arena(owner);
+    let st = arena.acquire();
+    while !p.is_null() {
+        // SAFETY: list links live in the blocks' first word.
+        let next = unsafe { p.cast::<*mut u8>().read() };
+        let page = page::page_of(page::segment_of(p), p);
+        // SAFETY: the lock is held and `p` is a live block of `page`.
+        let (class, was_full, empty) = unsafe { page::put_block(page, p) };
+        st.frees += 1;
+        st.remote_frees += u64::from(owner != current);
+        if was_full || (empty && st.classes[class] != page) {
+            // SAFETY: the lock is held and `page` is formatted.
+            unsafe { fixup_locked(st, page, was_full) };
+        }
+        p = next;
     }
     arena.lock.unlock();
 }
@@ -732,9 +766,13 @@ struct Bin {
 
 struct ThreadCache {
     bins: [Bin; CACHED_CLASSES],
-    /// Arena whose blocks this cache holds.
+    /// Arena whose blocks this cache holds (`NO_ARENA` until the first refill).
     arena: usize,
     state: u8,
+    /// Freed blocks of another arena (`remote_owner`), returned in one batch.
+    remote: *mut u8,
+    remote_owner: usize,
+    remote_count: u32,
 }
 
 std::thread_local! {
@@ -742,11 +780,18 @@ std::thread_local! {
     static CACHE: UnsafeCell<ThreadCache> = const {
         UnsafeCell::new(ThreadCache {
             bins: [Bin { head: ptr::null_mut(), count: 0 }; CACHED_CLASSES],
-            arena: 0,
+            arena: NO_ARENA,
             state: CACHE_UNREGISTERED,
+            remote: ptr::null_mut(),
+            remote_owner: 0,
+            remote_count: 0,
         })
     };
 }
+
+/// `ThreadCache::arena` of a thread that has not allocated yet: every block it frees is
+/// some other arena's.
+const NO_ARENA: usize = usize::MAX;
 
 /// The pthread key whose destructor flushes a thread's cache (`u32::MAX`: none).
 static CACHE_KEY: AtomicU32 = AtomicU32::new(u32::MAX);
@@ -773,6 +818,9 @@ pub(crate) fn cache_pop(class: usize) -> Option<*mut u8> {
     Some(h)
 }
 
+/// Blocks of another arena a thread collects before returning them under one lock.
+pub const REMOTE_BATCH: u32 = 32;
+
 /// Offers small block `p` of class `class` owned by arena `owner` to the cache; `false`
 /// means the caller frees it to the arena.
 ///
@@ -780,23 +828,95 @@ pub(crate) fn cache_pop(class: usize) -> Option<*mut u8> {
 /// `p` is a live small block of class `class`, given up by the caller if accepted.
 #[inline]
 pub(crate) unsafe fn cache_push(p: *mut u8, owner: usize, class: usize) -> bool {
-    let Some(tc) = cache_ptr() else {
+    let Some(tcp) = cache_ptr() else {
         return false;
     };
     // SAFETY: this thread's own cache (see `cache_pop`).
-    let tc = unsafe { &mut *tc };
+    let tc = unsafe { &mut *tcp };
     if tc.state != CACHE_ACTIVE || tc.arena != owner || class >= CACHED_CLASSES {
-        return false;
+        // SAFETY: forwarded from the caller.
+        return unsafe { push_slow(tcp, p, owner, class) };
     }
     let bin = &mut tc.bins[class];
     if bin.count >= CACHE_BLOCKS {
-        return false;
+        // SAFETY: forwarded from the caller.
+        return unsafe { push_slow(tcp, p, owner, class) };
     }
     // SAFETY: `p` is free now and at least 16 bytes long.
     unsafe { p.cast::<*mut u8>().write(bin.head) };
     bin.head = p;
     bin.count += 1;
     true
+}
+
+/// `cache_push` when the block is not simply parked: registers the cache on first use,
+/// returns a full bin to the arena in one batch, and batches blocks of other arenas.
+///
+/// # Safety
+/// As for `cache_push`; `tcp` is this thread's cache.
+#[cold]
+#[inline(never)]
+unsafe fn push_slow(tcp: *mut ThreadCache, p: *mut u8, owner: usize, class: usize) -> bool {
+    // SAFETY: this thread's own cache; no reference outlives a call that may re-enter.
+    if unsafe { (*tcp).state } == CACHE_UNREGISTERED {
+        // SAFETY: as above.
+        unsafe { register(tcp) };
+    }
+    // SAFETY: as above.
+    let tc = unsafe { &mut *tcp };
+    if tc.state != CACHE_ACTIVE {
+        return false;
+    }
+    if tc.arena == owner && class < CACHED_CLASSES {
+        // The bin is full: return it whole under one lock, then park `p`.
+        let bin = &mut tc.bins[class];
+        let head = bin.head;
+        *bin = Bin {
+            head: ptr::null_mut(),
+            count: 0,
+        };
+        // SAFETY: the bin's blocks are free blocks of this arena, detached above.
+        unsafe { free_list(owner, head, owner) };
+        // SAFETY: `p` is free and at least 16 bytes; the bin is this thread's.
+        unsafe { cache_insert(tcp, class, p) };
+        return true;
+    }
+    // A block of another arena: batch it (one owner at a time).
+    if tc.remote_count > 0 && tc.remote_owner != owner {
+        // SAFETY: as above.
+        unsafe { flush_remote(tcp) };
+    }
+    // SAFETY: as above.
+    let tc = unsafe { &mut *tcp };
+    // SAFETY: `p` is free and at least 16 bytes long.
+    unsafe { p.cast::<*mut u8>().write(tc.remote) };
+    tc.remote = p;
+    tc.remote_owner = owner;
+    tc.remote_count += 1;
+    if tc.remote_count >= REMOTE_BATCH {
+        // SAFETY: as above.
+        unsafe { flush_remote(tcp) };
+    }
+    true
+}
+
+/// Returns the batched blocks of another arena.
+///
+/// # Safety
+/// `tcp` is this thread's cache.
+unsafe fn flush_remote(tcp: *mut ThreadCache) {
+    // SAFETY: forwarded; the batch is detached before the blocks are freed.
+    let (head, owner, current) = unsafe {
+        let tc = &mut *tcp;
+        let h = tc.remote;
+        tc.remote = ptr::null_mut();
+        tc.remote_count = 0;
+        (h, tc.remote_owner, tc.arena)
+    };
+    if !head.is_null() {
+        // SAFETY: the batch holds free blocks of `owner`, detached above.
+        unsafe { free_list(owner, head, current) };
+    }
 }
 
 /// Cache miss on class `class` (< CACHED_CLASSES): refills from arena `idx` under one
@@ -905,7 +1025,7 @@ unsafe fn flush(tcp: *mut ThreadCache) {
     let current = unsafe { (*tcp).arena };
     for class in 0..CACHED_CLASSES {
         // SAFETY: forwarded from the caller; the bin is detached before freeing.
-        let mut p = unsafe {
+        let p = unsafe {
             let bin = &mut (*tcp).bins[class];
             let h = bin.head;
             *bin = Bin {
@@ -914,14 +1034,13 @@ unsafe fn flush(tcp: *mut ThreadCache) {
             };
             h
         };
-        while !p.is_null() {
-            // SAFETY: cached blocks are free and link to the next one.
-            let next = unsafe { p.cast::<*mut u8>().read() };
-            // SAFETY: the block is a live (cached) block of ours, given up here.
-            unsafe { free(p, current) };
-            p = next;
+        if !p.is_null() {
+            // SAFETY: the bin's blocks are free blocks of the cache's arena, detached.
+            unsafe { free_list(current, p, current) };
         }
     }
+    // SAFETY: forwarded from the caller.
+    unsafe { flush_remote(tcp) };
 }
 
 /// The pthread key destructor: runs in the exiting thread with its cache pointer.
