@@ -534,7 +534,7 @@ fn round_to_os_page(n: usize) -> Option<usize> {
 
 /// Freed huge mappings kept for reuse (segment-aligned ones only), so a program that
 /// repeatedly allocates and frees large blocks does not pay four syscalls each time.
-const HUGE_CACHE_SLOTS: usize = 8;
+const HUGE_CACHE_SLOTS: usize = 64;
 /// Most bytes the huge cache may hold in all (they stay resident).
 pub const HUGE_CACHE_BYTES: usize = 32 << 20;
 
