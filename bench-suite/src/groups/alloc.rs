@@ -14,7 +14,14 @@
 //! * `xmalloc threads`: an xmalloc-test-style producer/consumer sweep: T/2 producers
 //!   (at least 1) allocate 64-byte blocks, write a tag, and hand them in batches of 64
 //!   through a bounded channel to T/2 consumers that check the tag and free them (every
-//!   free is a cross-thread free); millions of blocks per second.
+//!   free is a cross-thread free); millions of blocks per second;
+//! * `cache-scratch threads` / `cache-thrash threads`: ports of Hoard's benchmarks of
+//!   allocator-induced false sharing. Each of T threads does 1,000 (full: 10,000) rounds of
+//!   allocate an 8-byte object, write each byte 1,000 times, free it. In cache-scratch the
+//!   main thread first allocates one object per thread back to back and each thread starts
+//!   by freeing its object (an allocator that hands those neighbouring blocks out again on
+//!   different threads makes them share a cache line); cache-thrash skips that hand-over.
+//!   Milliseconds per run (lower is better).
 //!
 //! Every case checks its own answer: bytes written before a realloc are read back after
 //! it and summed, and the sum is compared with the expected value.
@@ -77,6 +84,15 @@ fn run(ctx: &mut Ctx<'_>) -> BenchResult {
             sweep(ctx, BASELINE, &System, t)?;
             sweep(ctx, "mimalloc", &MIMALLOC, t)?;
             sweep(ctx, "jemalloc", &JEMALLOC, t)?;
+        }
+        for &t in &threads {
+            for scratch in [true, false] {
+                false_sharing(ctx, "arena-alloc", &ARENA, t, scratch)?;
+                false_sharing(ctx, "arena-alloc/heaps=1", &ARENA1, t, scratch)?;
+                false_sharing(ctx, BASELINE, &System, t, scratch)?;
+                false_sharing(ctx, "mimalloc", &MIMALLOC, t, scratch)?;
+                false_sharing(ctx, "jemalloc", &JEMALLOC, t, scratch)?;
+            }
         }
         for &t in &threads {
             xmalloc(ctx, "arena-alloc", &ARENA, t)?;
@@ -263,6 +279,14 @@ struct Block(*mut u8);
 // SAFETY: the block is plain memory handed over whole; only one thread touches it at a time.
 unsafe impl Send for Block {}
 
+impl Block {
+    /// Moves the whole `Block` into a closure (a field pattern would capture the raw,
+    /// non-`Send` pointer alone).
+    fn into_raw(self) -> *mut u8 {
+        self.0
+    }
+}
+
 /// Producer/consumer cross-thread frees on `threads` threads, millions of blocks per second.
 fn xmalloc<A: GlobalAlloc + Sync>(
     ctx: &mut Ctx<'_>,
@@ -345,5 +369,93 @@ fn xmalloc<A: GlobalAlloc + Sync>(
         Instrument::Time,
         Stats::of(&rates),
     );
+    Ok(())
+}
+
+/// Hoard's cache-scratch (`scratch`) or cache-thrash on `threads` threads: milliseconds
+/// per run.
+fn false_sharing<A: GlobalAlloc + Sync>(
+    ctx: &mut Ctx<'_>,
+    name: &str,
+    a: &'static A,
+    threads: usize,
+    scratch: bool,
+) -> BenchResult {
+    let op = if scratch {
+        "cache-scratch threads"
+    } else {
+        "cache-thrash threads"
+    };
+    let case = Case::new(op, name, "threads", threads as u64).baseline(BASELINE);
+    if !ctx.selected(&case) {
+        return Ok(());
+    }
+    const OBJ: usize = 8;
+    const REPS: usize = 1000;
+    let rounds: usize = if ctx.full() { 10_000 } else { 1_000 };
+    let samples = if ctx.full() { 5 } else { 3 };
+    let l = Layout::from_size_align(OBJ, 1).expect("valid layout");
+    let mut times = Vec::with_capacity(samples);
+    for _ in 0..samples {
+        // The hand-over objects, allocated back to back by this thread.
+        let initial: Vec<Block> = (0..threads)
+            .map(|_| {
+                // SAFETY: non-zero size.
+                let b = unsafe { a.alloc(l) };
+                assert!(!b.is_null(), "out of memory");
+                Block(b)
+            })
+            .collect();
+        let start = Instant::now();
+        let handles: Vec<_> = initial
+            .into_iter()
+            .enumerate()
+            .map(|(t, first)| {
+                std::thread::spawn(move || {
+                    let first = first.into_raw();
+                    if scratch {
+                        // SAFETY: allocated by the main thread with `l`, handed over.
+                        unsafe { a.dealloc(first, l) };
+                    }
+                    let mut sum = 0u64;
+                    for _ in 0..rounds {
+                        // SAFETY: non-zero size.
+                        let p = unsafe { a.alloc(l) };
+                        assert!(!p.is_null(), "out of memory");
+                        for r in 0..REPS {
+                            for i in 0..OBJ {
+                                // SAFETY: `p` has OBJ bytes; volatile keeps every write.
+                                unsafe {
+                                    std::ptr::write_volatile(p.wrapping_add(i), (r + i + t) as u8)
+                                };
+                            }
+                        }
+                        // SAFETY: as above.
+                        sum += u64::from(unsafe { std::ptr::read_volatile(p) });
+                        // SAFETY: allocated above with `l`.
+                        unsafe { a.dealloc(p, l) };
+                    }
+                    if !scratch {
+                        // SAFETY: allocated by the main thread with `l`, handed over.
+                        unsafe { a.dealloc(first, l) };
+                    }
+                    (sum, t)
+                })
+            })
+            .collect();
+        for h in handles {
+            let (sum, t) = h
+                .join()
+                .map_err(|_| BenchError(format!("{case}: a thread panicked")))?;
+            let want = (rounds as u64) * u64::from((REPS - 1 + t) as u8);
+            if sum != want {
+                return Err(BenchError(format!(
+                    "self-check failed in {case}: checksum {sum}, expected {want}"
+                )));
+            }
+        }
+        times.push(start.elapsed().as_secs_f64() * 1e3);
+    }
+    ctx.record(&case, "ms", true, Instrument::Time, Stats::of(&times));
     Ok(())
 }
