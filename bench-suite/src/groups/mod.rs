@@ -3,6 +3,7 @@
 
 use crate::measure::{BenchResult, Ctx};
 
+pub mod alloc;
 pub mod objects;
 pub mod std_strings;
 
@@ -19,7 +20,7 @@ pub struct Group {
 
 /// Every group, in report order.
 pub fn all() -> Vec<Group> {
-    vec![std_strings::GROUP, objects::GROUP]
+    vec![std_strings::GROUP, objects::GROUP, alloc::GROUP]
 }
 
 /// The names of every group.
