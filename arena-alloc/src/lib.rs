@@ -1,3 +1,137 @@
 #![doc = include_str!("../README.md")]
 
+mod arena;
+#[cfg(feature = "capi")]
+pub mod capi;
+mod class;
+mod config;
+mod lock;
+mod page;
 mod sync;
+mod sys;
+
+use core::alloc::{GlobalAlloc, Layout};
+
+pub use arena::{ArenaStats, MAX_HEAP_COUNT, arena_stats, total_stats};
+pub use class::{
+    CLASS_SIZES, MIN_BLOCK, NUM_CLASSES, SMALL_MAX, class_for, class_of, class_size,
+    worst_case_waste_permille,
+};
+pub use config::{
+    HEAP_COUNT_ENV, HeapCountError, MIN_DEFAULT_HEAP_COUNT, check_heap_count, default_heap_count,
+    parse_heap_count,
+};
+pub use page::{HUGE_HEADER, PAGE_SIZE, PAGES_PER_SEGMENT, SEGMENT_SIZE};
+
+/// The per-core arena allocator. `static GLOBAL: ArenaAlloc = ArenaAlloc::new();` with
+/// `#[global_allocator]` is the whole set-up.
+///
+/// All instances share the process's arenas (ownership is recorded in the memory, so a
+/// block may be freed through any instance); an instance only fixes how many of them it
+/// spreads its threads over.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ArenaAlloc {
+    /// 0: read [`HEAP_COUNT_ENV`] once, else the default.
+    heap_count: usize,
+}
+
+impl ArenaAlloc {
+    /// Heap count from [`HEAP_COUNT_ENV`] (read on first use), else [`default_heap_count`].
+    pub const fn new() -> Self {
+        Self { heap_count: 0 }
+    }
+
+    /// A fixed heap count, ignoring the environment.
+    ///
+    /// # Panics
+    /// If `heap_count` is not in `1..=MAX_HEAP_COUNT` (at compile time in a `static`).
+    pub const fn with_heap_count(heap_count: usize) -> Self {
+        match check_heap_count(heap_count) {
+            Ok(n) => Self { heap_count: n },
+            Err(_) => panic!("ArenaAlloc::with_heap_count: heap count must be in 1..=128"),
+        }
+    }
+
+    /// A fixed heap count, or why it is invalid.
+    pub const fn try_with_heap_count(heap_count: usize) -> Result<Self, HeapCountError> {
+        match check_heap_count(heap_count) {
+            Ok(n) => Ok(Self { heap_count: n }),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The number of arenas this allocator spreads threads over.
+    #[inline]
+    pub fn heap_count(&self) -> usize {
+        if self.heap_count != 0 {
+            self.heap_count
+        } else {
+            config::env_heap_count()
+        }
+    }
+
+    /// The arena the calling thread uses right now: current CPU modulo the heap count.
+    #[inline]
+    pub fn arena_index(&self) -> usize {
+        let n = self.heap_count();
+        let cpu = sys::current_cpu();
+        if cpu < n { cpu } else { cpu % n }
+    }
+
+    /// Usable bytes of a block (at least the size it was allocated with).
+    ///
+    /// # Safety
+    /// `ptr` must be a live block allocated by an `ArenaAlloc`.
+    pub unsafe fn usable_size(&self, ptr: *mut u8) -> usize {
+        // SAFETY: forwarded from the caller.
+        unsafe { arena::usable_size(ptr) }
+    }
+
+    #[inline]
+    fn allocate(&self, size: usize, align: usize) -> *mut u8 {
+        let idx = self.arena_index();
+        match class_for(size, align) {
+            Some(c) => arena::alloc_small(idx, c),
+            None => arena::alloc_huge(idx, size, align),
+        }
+    }
+}
+
+/// Where the current CPU number comes from on this machine: `"rseq"` (glibc's
+/// restartable-sequence area) or `"sched_getcpu"`.
+pub fn cpu_source() -> &'static str {
+    sys::cpu::cpu_source()
+}
+
+// SAFETY: every block is at least `layout.size()` bytes, aligned to `layout.align()`
+// (size classes are multiples of the alignment and pages are aligned; huge blocks are
+// placed at an aligned offset), and is not handed out again until freed.
+unsafe impl GlobalAlloc for ArenaAlloc {
+    #[inline]
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        self.allocate(layout.size(), layout.align())
+    }
+
+    #[inline]
+    unsafe fn dealloc(&self, ptr: *mut u8, _layout: Layout) {
+        let current = self.arena_index();
+        // SAFETY: the caller passes a live block of this allocator.
+        unsafe { arena::free(ptr, current) }
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        let p = self.allocate(layout.size(), layout.align());
+        if !p.is_null() && !arena::fresh_is_zeroed(layout.size(), layout.align()) {
+            // SAFETY: `p` is a fresh block of at least `layout.size()` bytes.
+            unsafe { core::ptr::write_bytes(p, 0, layout.size()) };
+        }
+        p
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        let idx = self.arena_index();
+        // SAFETY: the caller passes a live block aligned to `layout.align()` and a non-zero
+        // `new_size` that does not overflow when rounded to the alignment.
+        unsafe { arena::realloc(ptr, layout.size(), new_size, layout.align(), idx) }
+    }
+}

@@ -1,0 +1,150 @@
+//! Size classes: pure arithmetic, no unsafe (runs under Miri).
+//!
+//! Classes 0-7 are 16..=128 in steps of 16; above 128 every power-of-two interval
+//! `(2^k, 2^(k+1)]` is cut into four equal steps (`2^k * 5/4, 6/4, 7/4, 8/4`), up to
+//! [`SMALL_MAX`]. Every class is a multiple of 16, and a class `m * 2^j` (odd `m`) holds
+//! blocks aligned to `2^j` because pages are [`crate::PAGE_SIZE`]-aligned.
+
+/// Largest size served from size classes; larger requests are mapped directly.
+pub const SMALL_MAX: usize = 128 * 1024;
+/// Number of size classes.
+pub const NUM_CLASSES: usize = 48;
+/// Smallest block (also the minimum alignment of every block).
+pub const MIN_BLOCK: usize = 16;
+
+const fn compute_class_size(i: usize) -> usize {
+    if i < 8 {
+        (i + 1) * 16
+    } else {
+        let k = 7 + (i - 8) / 4;
+        let step = (i - 8) % 4;
+        (1 << k) + (step + 1) * (1 << (k - 2))
+    }
+}
+
+const fn build_table() -> [u32; NUM_CLASSES] {
+    let mut t = [0u32; NUM_CLASSES];
+    let mut i = 0;
+    while i < NUM_CLASSES {
+        t[i] = compute_class_size(i) as u32;
+        i += 1;
+    }
+    t
+}
+
+/// Block size of every class.
+pub const CLASS_SIZES: [u32; NUM_CLASSES] = build_table();
+
+const _: () = {
+    assert!(CLASS_SIZES[NUM_CLASSES - 1] as usize == SMALL_MAX);
+    assert!(CLASS_SIZES[0] as usize == MIN_BLOCK);
+    let mut i = 1;
+    while i < NUM_CLASSES {
+        assert!(CLASS_SIZES[i] > CLASS_SIZES[i - 1]);
+        assert!(CLASS_SIZES[i].is_multiple_of(16));
+        i += 1;
+    }
+};
+
+/// Block size of class `class`.
+#[inline]
+pub const fn class_size(class: usize) -> usize {
+    CLASS_SIZES[class] as usize
+}
+
+/// The smallest class holding `size` bytes (`size <= SMALL_MAX`; 0 is treated as 1).
+#[inline]
+pub const fn class_of(size: usize) -> usize {
+    if size <= 128 {
+        size.saturating_sub(1) >> 4
+    } else {
+        let s = size - 1;
+        let k = (usize::BITS - 1 - s.leading_zeros()) as usize;
+        8 + (k - 7) * 4 + ((s >> (k - 2)) & 3)
+    }
+}
+
+/// The class for a request of `size` bytes aligned to `align` (a power of two), or `None`
+/// when it must be mapped directly (too big, or aligned beyond every class).
+#[inline]
+pub const fn class_for(size: usize, align: usize) -> Option<usize> {
+    if align <= MIN_BLOCK {
+        if size <= SMALL_MAX {
+            Some(class_of(size))
+        } else {
+            None
+        }
+    } else {
+        class_for_aligned(size, align)
+    }
+}
+
+const fn class_for_aligned(size: usize, align: usize) -> Option<usize> {
+    let need = if size > align { size } else { align };
+    if need > SMALL_MAX {
+        return None;
+    }
+    let mut c = class_of(need);
+    while c < NUM_CLASSES {
+        if class_size(c).is_multiple_of(align) {
+            return Some(c);
+        }
+        c += 1;
+    }
+    None
+}
+
+/// Worst-case internal waste of class `class`, in per mille of its block size: the
+/// smallest request that lands in it is one byte more than the previous class.
+pub const fn worst_case_waste_permille(class: usize) -> usize {
+    let smallest = if class == 0 {
+        1
+    } else {
+        class_size(class - 1) + 1
+    };
+    (class_size(class) - smallest) * 1000 / class_size(class)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn class_of_is_smallest_fitting_class() {
+        let step = if cfg!(miri) { 61 } else { 1 };
+        let mut size = 1;
+        while size <= SMALL_MAX {
+            let c = class_of(size);
+            assert!(class_size(c) >= size, "size {size}");
+            if c > 0 {
+                assert!(class_size(c - 1) < size, "size {size}");
+            }
+            size += step;
+        }
+        assert_eq!(class_of(0), 0);
+    }
+
+    #[test]
+    fn aligned_classes_are_multiples() {
+        let mut align = 1;
+        while align <= 2 * SMALL_MAX {
+            for size in [1, 7, 16, 100, 1000, 5000, 40_000, SMALL_MAX] {
+                match class_for(size, align) {
+                    Some(c) => {
+                        assert!(class_size(c) >= size);
+                        assert_eq!(class_size(c) % align.max(1), 0);
+                    }
+                    None => assert!(size.max(align) > SMALL_MAX),
+                }
+            }
+            align *= 2;
+        }
+    }
+
+    #[test]
+    fn waste_bounded() {
+        for c in 8..NUM_CLASSES {
+            assert!(worst_case_waste_permille(c) < 250, "class {c}");
+        }
+    }
+}

@@ -1,0 +1,178 @@
+//! The heap count: from the constructor, or `ARENA_ALLOC_HEAP_COUNT`, or the CPU count.
+//! Safe code; the parser runs under Miri.
+
+use crate::arena::MAX_HEAP_COUNT;
+use crate::sync::global::{AtomicUsize, Ordering};
+use crate::sys;
+use core::fmt;
+
+/// The environment variable that sets the heap count (1 = a single heap).
+pub const HEAP_COUNT_ENV: &str = "ARENA_ALLOC_HEAP_COUNT";
+/// The default heap count is the CPU count, but never below this.
+pub const MIN_DEFAULT_HEAP_COUNT: usize = 2;
+
+/// Why a heap count was rejected.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HeapCountError {
+    /// Not a decimal number.
+    NotANumber,
+    /// A number outside `1..=MAX_HEAP_COUNT`.
+    OutOfRange,
+}
+
+impl fmt::Display for HeapCountError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::NotANumber => write!(f, "heap count is not a decimal number"),
+            Self::OutOfRange => write!(f, "heap count is outside 1..={MAX_HEAP_COUNT}"),
+        }
+    }
+}
+
+/// Checks an explicit heap count.
+pub const fn check_heap_count(n: usize) -> Result<usize, HeapCountError> {
+    if n >= 1 && n <= MAX_HEAP_COUNT {
+        Ok(n)
+    } else {
+        Err(HeapCountError::OutOfRange)
+    }
+}
+
+/// Parses the value of [`HEAP_COUNT_ENV`]: ASCII digits only, value in `1..=MAX_HEAP_COUNT`.
+pub fn parse_heap_count(value: &[u8]) -> Result<usize, HeapCountError> {
+    if value.is_empty() || !value.iter().all(u8::is_ascii_digit) {
+        return Err(HeapCountError::NotANumber);
+    }
+    let mut n: usize = 0;
+    for &d in value {
+        n = n.saturating_mul(10).saturating_add(usize::from(d - b'0'));
+    }
+    check_heap_count(n)
+}
+
+/// The heap count used when neither the constructor nor the environment sets one: the
+/// number of configured CPUs, clamped to `MIN_DEFAULT_HEAP_COUNT..=MAX_HEAP_COUNT`.
+pub fn default_heap_count() -> usize {
+    sys::cpu_count().clamp(MIN_DEFAULT_HEAP_COUNT, MAX_HEAP_COUNT)
+}
+
+static ENV_HEAP_COUNT: AtomicUsize = AtomicUsize::new(0);
+
+/// The heap count from the environment (or the default), read once.
+#[inline]
+pub(crate) fn env_heap_count() -> usize {
+    let n = ENV_HEAP_COUNT.load(Ordering::Relaxed);
+    if n != 0 { n } else { init_env_heap_count() }
+}
+
+#[cold]
+fn init_env_heap_count() -> usize {
+    let default = default_heap_count();
+    let (n, bad) = match sys::getenv(c"ARENA_ALLOC_HEAP_COUNT") {
+        None => (default, None),
+        Some(v) => match parse_heap_count(v) {
+            Ok(n) => (n, None),
+            Err(_) => (default, Some(v)),
+        },
+    };
+    // Racing first callers compute the same value; only the winner reports.
+    match ENV_HEAP_COUNT.compare_exchange(0, n, Ordering::Relaxed, Ordering::Relaxed) {
+        Ok(_) => {
+            if let Some(v) = bad {
+                report_invalid(v, default);
+            }
+            n
+        }
+        Err(current) => current,
+    }
+}
+
+/// A fixed-capacity byte buffer (no allocation: this runs inside `malloc`).
+struct Line {
+    buf: [u8; 192],
+    len: usize,
+}
+
+impl Line {
+    fn push(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            if self.len < self.buf.len() {
+                self.buf[self.len] = b;
+                self.len += 1;
+            }
+        }
+    }
+    fn push_num(&mut self, mut n: usize) {
+        let mut digits = [0u8; 20];
+        let mut i = digits.len();
+        loop {
+            i -= 1;
+            digits[i] = b'0' + (n % 10) as u8;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        self.push(&digits[i..]);
+    }
+}
+
+/// The stderr line for an invalid value (value truncated to 64 bytes).
+pub(crate) fn invalid_line(value: &[u8], default: usize, out: &mut [u8; 192]) -> usize {
+    let mut l = Line {
+        buf: [0; 192],
+        len: 0,
+    };
+    l.push(b"arena-alloc: ignoring ");
+    l.push(HEAP_COUNT_ENV.as_bytes());
+    l.push(b"=\"");
+    l.push(&value[..value.len().min(64)]);
+    l.push(b"\": not a number in 1..=");
+    l.push_num(MAX_HEAP_COUNT);
+    l.push(b"; using the default of ");
+    l.push_num(default);
+    l.push(b" heaps\n");
+    *out = l.buf;
+    l.len
+}
+
+fn report_invalid(value: &[u8], default: usize) {
+    let mut buf = [0u8; 192];
+    let len = invalid_line(value, default, &mut buf);
+    sys::write_stderr(&buf[..len]);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_valid_and_rejects_invalid() {
+        assert_eq!(parse_heap_count(b"1"), Ok(1));
+        assert_eq!(parse_heap_count(b"128"), Ok(128));
+        assert_eq!(parse_heap_count(b"007"), Ok(7));
+        assert_eq!(parse_heap_count(b"0"), Err(HeapCountError::OutOfRange));
+        assert_eq!(parse_heap_count(b"129"), Err(HeapCountError::OutOfRange));
+        assert_eq!(
+            parse_heap_count(b"99999999999999999999999"),
+            Err(HeapCountError::OutOfRange)
+        );
+        for bad in [&b""[..], b"abc", b"-1", b" 4", b"4 ", b"1e2", b"+3"] {
+            assert_eq!(parse_heap_count(bad), Err(HeapCountError::NotANumber));
+        }
+    }
+
+    #[test]
+    fn invalid_line_text() {
+        let mut buf = [0u8; 192];
+        let n = invalid_line(b"abc", 2, &mut buf);
+        assert_eq!(
+            core::str::from_utf8(&buf[..n]).unwrap(),
+            "arena-alloc: ignoring ARENA_ALLOC_HEAP_COUNT=\"abc\": not a number in 1..=128; \
+             using the default of 2 heaps\n"
+        );
+        let long = [b'9'; 300];
+        let n = invalid_line(&long, 16, &mut buf);
+        assert!(n <= 192 && buf[n - 1] == b'\n');
+    }
+}

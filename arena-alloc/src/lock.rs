@@ -1,0 +1,200 @@
+//! The arena lock: a three-state futex mutex (0 free, 1 held, 2 held with waiters).
+//!
+//! Uncontended it is one `cmpxchg` to take and one `xchg` to release. Generic over its
+//! word so the same protocol runs on `core` atomics with futexes in the allocator and on
+//! loom atomics (waiting = yielding) in the `loom_` models below.
+
+use crate::sync::Ordering;
+
+const FREE: u32 = 0;
+const HELD: u32 = 1;
+const WAITERS: u32 = 2;
+/// Spins before sleeping: critical sections are a few dozen instructions.
+const SPINS: u32 = if cfg!(loom) { 1 } else { 64 };
+
+/// The atomic word of a [`RawLock`] plus how to sleep and wake on it.
+pub(crate) trait LockWord {
+    fn load(&self, o: Ordering) -> u32;
+    fn swap(&self, v: u32, o: Ordering) -> u32;
+    fn store(&self, v: u32, o: Ordering);
+    fn compare_exchange(&self, cur: u32, new: u32, s: Ordering, f: Ordering) -> Result<u32, u32>;
+    /// Sleeps while the word equals `expected` (may return spuriously).
+    fn wait(&self, expected: u32);
+    /// Wakes one sleeper.
+    fn wake_one(&self);
+}
+
+impl LockWord for crate::sync::global::AtomicU32 {
+    #[inline]
+    fn load(&self, o: Ordering) -> u32 {
+        self.load(o)
+    }
+    #[inline]
+    fn swap(&self, v: u32, o: Ordering) -> u32 {
+        self.swap(v, o)
+    }
+    #[inline]
+    fn store(&self, v: u32, o: Ordering) {
+        self.store(v, o)
+    }
+    #[inline]
+    fn compare_exchange(&self, cur: u32, new: u32, s: Ordering, f: Ordering) -> Result<u32, u32> {
+        self.compare_exchange(cur, new, s, f)
+    }
+    fn wait(&self, expected: u32) {
+        crate::sys::futex_wait(self.as_ptr(), expected);
+    }
+    fn wake_one(&self) {
+        crate::sys::futex_wake(self.as_ptr());
+    }
+}
+
+/// A mutex without a payload; the caller pairs `lock`/`unlock`.
+#[derive(Debug)]
+pub(crate) struct RawLock<W> {
+    word: W,
+}
+
+impl<W: LockWord> RawLock<W> {
+    pub(crate) const fn new(word: W) -> Self {
+        Self { word }
+    }
+
+    /// Takes the lock; returns `true` when it had to wait (contention statistic).
+    #[inline]
+    pub(crate) fn lock(&self) -> bool {
+        if self
+            .word
+            .compare_exchange(FREE, HELD, Ordering::Acquire, Ordering::Relaxed)
+            .is_ok()
+        {
+            return false;
+        }
+        self.lock_contended();
+        true
+    }
+
+    #[cold]
+    fn lock_contended(&self) {
+        for _ in 0..SPINS {
+            if self.word.load(Ordering::Relaxed) == FREE
+                && self
+                    .word
+                    .compare_exchange(FREE, HELD, Ordering::Acquire, Ordering::Relaxed)
+                    .is_ok()
+            {
+                return;
+            }
+            crate::sync::spin_hint();
+        }
+        // From here on we may sleep, so the lock is marked as having waiters; whoever
+        // releases it sees WAITERS and wakes one.
+        while self.word.swap(WAITERS, Ordering::Acquire) != FREE {
+            self.word.wait(WAITERS);
+        }
+    }
+
+    /// Releases the lock.
+    #[inline]
+    pub(crate) fn unlock(&self) {
+        if self.word.swap(FREE, Ordering::Release) == WAITERS {
+            self.word.wake_one();
+        }
+    }
+
+    /// Makes the lock free without waking anyone: only for the child after `fork`, where
+    /// the lock was held by the forking thread and no other thread exists.
+    pub(crate) fn reset(&self) {
+        self.word.store(FREE, Ordering::Relaxed);
+    }
+}
+
+#[cfg(all(test, loom))]
+mod loom_tests {
+    use super::*;
+    use loom::sync::Arc;
+    use loom::sync::atomic::AtomicU32;
+
+    impl LockWord for AtomicU32 {
+        fn load(&self, o: Ordering) -> u32 {
+            AtomicU32::load(self, o)
+        }
+        fn swap(&self, v: u32, o: Ordering) -> u32 {
+            AtomicU32::swap(self, v, o)
+        }
+        fn store(&self, v: u32, o: Ordering) {
+            AtomicU32::store(self, v, o)
+        }
+        fn compare_exchange(
+            &self,
+            cur: u32,
+            new: u32,
+            s: Ordering,
+            f: Ordering,
+        ) -> Result<u32, u32> {
+            AtomicU32::compare_exchange(self, cur, new, s, f)
+        }
+        fn wait(&self, _expected: u32) {
+            loom::thread::yield_now();
+        }
+        fn wake_one(&self) {}
+    }
+
+    struct Guarded {
+        lock: RawLock<AtomicU32>,
+        value: crate::sync::UnsafeCell<u32>,
+    }
+    // SAFETY: `value` is only touched while `lock` is held.
+    unsafe impl Sync for Guarded {}
+
+    fn bump(g: &Guarded) {
+        g.lock.lock();
+        // SAFETY: the lock is held, so this is the only access (loom checks it).
+        g.value.with_mut(|p| unsafe { *p += 1 });
+        g.lock.unlock();
+    }
+
+    #[test]
+    fn loom_lock_mutual_exclusion_two_threads() {
+        loom::model(|| {
+            let g = Arc::new(Guarded {
+                lock: RawLock::new(AtomicU32::new(FREE)),
+                value: crate::sync::UnsafeCell::new(0),
+            });
+            let g2 = g.clone();
+            let t = loom::thread::spawn(move || bump(&g2));
+            bump(&g);
+            t.join().unwrap();
+            g.lock.lock();
+            // SAFETY: lock held and all other threads joined.
+            let v = g.value.with(|p| unsafe { *p });
+            g.lock.unlock();
+            assert_eq!(v, 2);
+            assert_eq!(g.lock.word.load(Ordering::Relaxed), FREE);
+        });
+    }
+
+    #[test]
+    fn loom_lock_three_threads_waiters_state() {
+        loom::model(|| {
+            let g = Arc::new(Guarded {
+                lock: RawLock::new(AtomicU32::new(FREE)),
+                value: crate::sync::UnsafeCell::new(0),
+            });
+            let ts: Vec<_> = (0..2)
+                .map(|_| {
+                    let g = g.clone();
+                    loom::thread::spawn(move || bump(&g))
+                })
+                .collect();
+            bump(&g);
+            for t in ts {
+                t.join().unwrap();
+            }
+            // SAFETY: all other threads joined.
+            let v = g.value.with(|p| unsafe { *p });
+            assert_eq!(v, 3);
+            assert_eq!(g.lock.word.load(Ordering::Relaxed), FREE);
+        });
+    }
+}

@@ -1,0 +1,275 @@
+//! Segments and pages: the metadata every block finds by masking its own address.
+//!
+//! A small segment is `SEGMENT_SIZE` bytes at a `SEGMENT_SIZE`-aligned address; page 0
+//! holds the header and the page descriptors, pages 1.. hold blocks of one size class each.
+//! A huge block gets its own mapping that starts with the same header. Either way the
+//! header of block `p` is at `(p - 1) & !(SEGMENT_SIZE - 1)`: no block starts at offset 0
+//! of its segment, and none starts more than `SEGMENT_SIZE` bytes after its header.
+
+use crate::class::class_size;
+use crate::sync::global::AtomicU32;
+use crate::sys;
+use core::mem::{offset_of, size_of};
+use core::ptr;
+
+/// Size and alignment of a segment (the unit an arena maps).
+pub const SEGMENT_SIZE: usize = 4 << 20;
+/// Size and alignment of a page (all blocks of a page have one size class).
+pub const PAGE_SIZE: usize = 256 << 10;
+/// Pages per segment; page 0 is the header.
+pub const PAGES_PER_SEGMENT: usize = SEGMENT_SIZE / PAGE_SIZE;
+/// Bytes between a huge mapping's start and its block (when aligned below 64 bytes).
+pub const HUGE_HEADER: usize = 64;
+const PAGE_SHIFT: u32 = PAGE_SIZE.trailing_zeros();
+
+pub(crate) const MAGIC: u32 = 0x4152_4e41;
+pub(crate) const KIND_SMALL: u32 = 1;
+pub(crate) const KIND_HUGE: u32 = 2;
+
+/// Page is in the arena's free-page list.
+pub(crate) const PAGE_FREE: u8 = 0;
+/// Page has a free block and is in its class list.
+pub(crate) const PAGE_AVAILABLE: u8 = 1;
+/// Page has no free block and is in no list.
+pub(crate) const PAGE_FULL: u8 = 2;
+
+/// Descriptor of one page; lives in page 0 of its segment. Guarded by the owner's lock,
+/// except `block_size`/`class`, fixed while any block of the page is live.
+#[repr(C, align(64))]
+#[derive(Debug)]
+pub(crate) struct Page {
+    pub(crate) free: *mut u8,
+    pub(crate) bump: *mut u8,
+    pub(crate) bump_end: *mut u8,
+    pub(crate) next: *mut Page,
+    pub(crate) prev: *mut Page,
+    pub(crate) start: *mut u8,
+    pub(crate) block_size: u32,
+    pub(crate) used: u32,
+    pub(crate) capacity: u32,
+    pub(crate) class: u8,
+    pub(crate) state: u8,
+}
+
+/// The first bytes of every segment and huge mapping.
+#[repr(C, align(64))]
+#[derive(Debug)]
+pub(crate) struct SegmentHeader {
+    pub(crate) magic: u32,
+    pub(crate) kind: u32,
+    /// Index of the owning arena.
+    pub(crate) owner: u32,
+    /// Small: pages in use (under the owner's lock).
+    pub(crate) used_pages: AtomicU32,
+    /// Huge: bytes mapped from the header on.
+    pub(crate) map_len: usize,
+    /// Huge: bytes from the header to the block.
+    pub(crate) block_offset: usize,
+}
+
+#[repr(C)]
+pub(crate) struct Segment {
+    pub(crate) header: SegmentHeader,
+    pub(crate) pages: [Page; PAGES_PER_SEGMENT],
+}
+
+const _: () = assert!(SEGMENT_SIZE.is_power_of_two() && PAGE_SIZE.is_power_of_two());
+const _: () = assert!(size_of::<Page>() == 64);
+const _: () = assert!(size_of::<SegmentHeader>() == HUGE_HEADER);
+const _: () = assert!(offset_of!(Segment, pages) == HUGE_HEADER);
+const _: () = assert!(size_of::<Segment>() <= PAGE_SIZE);
+// At least two blocks of the largest class per page.
+const _: () = assert!(2 * crate::class::SMALL_MAX <= PAGE_SIZE);
+// Offsets inside a page fit the u32 fields.
+const _: () = assert!(PAGE_SIZE <= u32::MAX as usize);
+
+/// The header of the segment or huge mapping holding block `p`.
+#[inline]
+pub(crate) fn segment_of(p: *mut u8) -> *mut SegmentHeader {
+    p.wrapping_sub(1)
+        .map_addr(|a| a & !(SEGMENT_SIZE - 1))
+        .cast()
+}
+
+/// Descriptor of the page holding block `p` of small segment `seg`.
+#[inline]
+pub(crate) fn page_of(seg: *mut SegmentHeader, p: *mut u8) -> *mut Page {
+    let idx = (p.addr() - seg.addr()) >> PAGE_SHIFT;
+    page_desc(seg.cast(), idx)
+}
+
+#[inline]
+fn page_desc(seg: *mut u8, idx: usize) -> *mut Page {
+    seg.wrapping_add(offset_of!(Segment, pages) + idx * size_of::<Page>())
+        .cast()
+}
+
+/// Maps and formats a small segment owned by arena `owner`; its pages 1.. are free.
+/// Returns the descriptors of pages `1..PAGES_PER_SEGMENT`, or `None` when out of memory.
+pub(crate) fn new_segment(owner: u32) -> Option<[*mut Page; PAGES_PER_SEGMENT - 1]> {
+    let base = sys::map_aligned(SEGMENT_SIZE, SEGMENT_SIZE, 0);
+    if base.is_null() {
+        return None;
+    }
+    let header = SegmentHeader {
+        magic: MAGIC,
+        kind: KIND_SMALL,
+        owner,
+        used_pages: AtomicU32::new(0),
+        map_len: SEGMENT_SIZE,
+        block_offset: 0,
+    };
+    // SAFETY: `base` is a fresh, aligned, writable mapping of SEGMENT_SIZE bytes.
+    unsafe { base.cast::<SegmentHeader>().write(header) };
+    let mut out = [ptr::null_mut(); PAGES_PER_SEGMENT - 1];
+    for (i, slot) in out.iter_mut().enumerate() {
+        let idx = i + 1;
+        let desc = page_desc(base, idx);
+        let page = Page {
+            free: ptr::null_mut(),
+            bump: ptr::null_mut(),
+            bump_end: ptr::null_mut(),
+            next: ptr::null_mut(),
+            prev: ptr::null_mut(),
+            start: base.wrapping_add(idx * PAGE_SIZE),
+            block_size: 0,
+            used: 0,
+            capacity: 0,
+            class: 0,
+            state: PAGE_FREE,
+        };
+        // SAFETY: descriptors lie in page 0 of the fresh mapping (size asserted above).
+        unsafe { desc.write(page) };
+        *slot = desc;
+    }
+    Some(out)
+}
+
+/// Formats a free page for size class `class`.
+///
+/// # Safety
+/// `page` is a free page of a segment whose owner lock the caller holds.
+pub(crate) unsafe fn format_page(page: *mut Page, class: usize) {
+    // SAFETY: the caller holds the owner's lock; no block of the page is live.
+    let pg = unsafe { &mut *page };
+    let size = class_size(class);
+    let capacity = PAGE_SIZE / size;
+    pg.free = ptr::null_mut();
+    pg.bump = pg.start;
+    pg.bump_end = pg.start.wrapping_add(capacity * size);
+    pg.block_size = size as u32;
+    pg.used = 0;
+    pg.capacity = capacity as u32;
+    pg.class = class as u8;
+}
+
+/// Takes a block from `page`; returns it and whether the page is now full.
+///
+/// # Safety
+/// The caller holds the owner's lock and `page` is formatted and not full.
+#[inline]
+pub(crate) unsafe fn take_block(page: *mut Page) -> (*mut u8, bool) {
+    // SAFETY: the caller holds the owner's lock.
+    let pg = unsafe { &mut *page };
+    let block = if !pg.free.is_null() {
+        let b = pg.free;
+        // SAFETY: free blocks store the next free block in their first word.
+        pg.free = unsafe { b.cast::<*mut u8>().read() };
+        b
+    } else {
+        debug_assert!(pg.bump < pg.bump_end);
+        let b = pg.bump;
+        pg.bump = b.wrapping_add(pg.block_size as usize);
+        b
+    };
+    pg.used += 1;
+    (block, pg.used == pg.capacity)
+}
+
+/// Returns block `p` to `page`; returns (block size, page was full, page is now empty).
+///
+/// # Safety
+/// The caller holds the owner's lock and `p` is a live block of `page`.
+#[inline]
+pub(crate) unsafe fn put_block(page: *mut Page, p: *mut u8) -> (usize, bool, bool) {
+    // SAFETY: the caller holds the owner's lock.
+    let pg = unsafe { &mut *page };
+    let was_full = pg.used == pg.capacity;
+    // SAFETY: `p` is a block of at least 16 bytes that nobody uses any more.
+    unsafe { p.cast::<*mut u8>().write(pg.free) };
+    pg.free = p;
+    pg.used -= 1;
+    (pg.block_size as usize, was_full, pg.used == 0)
+}
+
+/// Block size of the page holding live block `p` of small segment `seg`.
+///
+/// # Safety
+/// `p` is a live block of the small segment `seg`.
+#[inline]
+pub(crate) unsafe fn block_size(seg: *mut SegmentHeader, p: *mut u8) -> usize {
+    let page = page_of(seg, p);
+    // SAFETY: `block_size` is not written while a block of the page is live.
+    (unsafe { (*page).block_size }) as usize
+}
+
+/// Pushes `page` at the front of the list `head`.
+///
+/// # Safety
+/// The caller holds the lock guarding the list and `page`, which is in no list.
+pub(crate) unsafe fn list_push(head: &mut *mut Page, page: *mut Page) {
+    let old = *head;
+    // SAFETY: guarded by the caller's lock.
+    let pg = unsafe { &mut *page };
+    pg.prev = ptr::null_mut();
+    pg.next = old;
+    if !old.is_null() {
+        // SAFETY: `old` is in the same guarded list.
+        unsafe { (*old).prev = page };
+    }
+    *head = page;
+}
+
+/// Removes `page` from the list `head`.
+///
+/// # Safety
+/// The caller holds the lock guarding the list, and `page` is in it.
+pub(crate) unsafe fn list_remove(head: &mut *mut Page, page: *mut Page) {
+    // SAFETY: guarded by the caller's lock.
+    let pg = unsafe { &mut *page };
+    let (prev, next) = (pg.prev, pg.next);
+    if prev.is_null() {
+        *head = next;
+    } else {
+        // SAFETY: `prev` is in the same guarded list.
+        unsafe { (*prev).next = next };
+    }
+    if !next.is_null() {
+        // SAFETY: `next` is in the same guarded list.
+        unsafe { (*next).prev = prev };
+    }
+    pg.prev = ptr::null_mut();
+    pg.next = ptr::null_mut();
+}
+
+/// The header of the segment containing page descriptor `page`.
+#[inline]
+pub(crate) fn segment_of_page(page: *mut Page) -> *mut SegmentHeader {
+    page.cast::<u8>()
+        .map_addr(|a| a & !(SEGMENT_SIZE - 1))
+        .cast()
+}
+
+/// Descriptors of pages 1.. of segment `seg`.
+pub(crate) fn pages_of(seg: *mut SegmentHeader) -> impl Iterator<Item = *mut Page> {
+    (1..PAGES_PER_SEGMENT).map(move |i| page_desc(seg.cast(), i))
+}
+
+/// The `used_pages` counter of a segment (written under the owner's lock).
+///
+/// # Safety
+/// `seg` is a live small segment and stays mapped for `'a`.
+pub(crate) unsafe fn used_pages<'a>(seg: *mut SegmentHeader) -> &'a AtomicU32 {
+    // SAFETY: the header lives as long as the segment; the field is atomic.
+    unsafe { &(*seg).used_pages }
+}

@@ -1,0 +1,190 @@
+//! The operating-system layer: the only module that calls `libc`.
+//!
+//! Nothing here allocates: it runs inside `malloc`.
+
+pub(crate) mod cpu;
+
+pub(crate) use cpu::current_cpu;
+
+use crate::sync::global::{AtomicUsize, Ordering};
+use core::ffi::CStr;
+use core::ptr;
+
+/// The OS page size, read once (`sysconf` does not allocate).
+pub(crate) fn os_page_size() -> usize {
+    static PAGE: AtomicUsize = AtomicUsize::new(0);
+    let p = PAGE.load(Ordering::Relaxed);
+    if p != 0 {
+        return p;
+    }
+    // SAFETY: sysconf has no preconditions.
+    let v = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    let v = if v > 0 { v as usize } else { 4096 };
+    PAGE.store(v, Ordering::Relaxed);
+    v
+}
+
+/// Number of configured CPUs (CPU ids are below it), at least 1.
+pub(crate) fn cpu_count() -> usize {
+    // SAFETY: sysconf has no preconditions; glibc reads /sys without malloc.
+    let v = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_CONF) };
+    if v > 0 { v as usize } else { 1 }
+}
+
+/// Fresh zeroed read-write anonymous memory, or null.
+pub(crate) fn map(len: usize) -> *mut u8 {
+    // SAFETY: an anonymous mapping at a kernel-chosen address touches no existing memory.
+    let p = unsafe {
+        libc::mmap(
+            ptr::null_mut(),
+            len,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+            -1,
+            0,
+        )
+    };
+    if p == libc::MAP_FAILED {
+        ptr::null_mut()
+    } else {
+        p.cast()
+    }
+}
+
+/// Unmaps `[p, p + len)`.
+///
+/// # Safety
+/// The range must be mapped by this crate and no longer referenced.
+pub(crate) unsafe fn unmap(p: *mut u8, len: usize) {
+    if len == 0 {
+        return;
+    }
+    // SAFETY: the caller owns the range and drops every reference to it.
+    let rc = unsafe { libc::munmap(p.cast(), len) };
+    debug_assert_eq!(rc, 0, "munmap failed");
+}
+
+/// Maps `len` bytes at an address `h` with `(h + offset) % align == 0` (`align` a power of
+/// two, multiple of the OS page; `offset` a multiple of the OS page below or equal `align`).
+pub(crate) fn map_aligned(len: usize, align: usize, offset: usize) -> *mut u8 {
+    let Some(total) = len.checked_add(align) else {
+        return ptr::null_mut();
+    };
+    let raw = map(total);
+    if raw.is_null() {
+        return raw;
+    }
+    let h_addr = ((raw.addr() + offset + align - 1) & !(align - 1)) - offset;
+    let lead = h_addr - raw.addr();
+    let h = raw.wrapping_add(lead);
+    // SAFETY: both trimmed ranges lie inside `raw`'s fresh mapping and outside [h, h+len).
+    unsafe { unmap(raw, lead) };
+    // SAFETY: as above.
+    unsafe { unmap(h.wrapping_add(len), total - lead - len) };
+    h
+}
+
+/// Grows or shrinks the mapping `[p, p + old)` to `new` bytes without moving it.
+///
+/// # Safety
+/// `[p, p + old)` must be a whole mapping owned by the caller.
+pub(crate) unsafe fn remap_in_place(p: *mut u8, old: usize, new: usize) -> bool {
+    // SAFETY: flags 0 never moves the mapping; the caller owns it.
+    let r = unsafe { libc::mremap(p.cast(), old, new, 0) };
+    r != libc::MAP_FAILED
+}
+
+/// Moves the mapping `[p, p + old)` (page tables, no copy) to a new `new`-byte mapping at an
+/// address `h` with `(h + offset) % align == 0`; returns null (old mapping intact) on failure.
+///
+/// # Safety
+/// `[p, p + old)` must be a whole mapping owned by the caller; on success it is gone.
+pub(crate) unsafe fn remap_aligned(
+    p: *mut u8,
+    old: usize,
+    new: usize,
+    align: usize,
+    offset: usize,
+) -> *mut u8 {
+    let target = map_aligned(new, align, offset);
+    if target.is_null() {
+        return target;
+    }
+    // SAFETY: `target` is a mapping of `new` bytes we own, so MREMAP_FIXED may replace it;
+    // the caller owns the source mapping.
+    let r = unsafe {
+        libc::mremap(
+            p.cast(),
+            old,
+            new,
+            libc::MREMAP_MAYMOVE | libc::MREMAP_FIXED,
+            target.cast::<libc::c_void>(),
+        )
+    };
+    if r == libc::MAP_FAILED {
+        // SAFETY: the reservation is ours and unused.
+        unsafe { unmap(target, new) };
+        return ptr::null_mut();
+    }
+    target
+}
+
+/// Blocks while `*word == expected` (spurious wake-ups allowed).
+pub(crate) fn futex_wait(word: *const u32, expected: u32) {
+    // SAFETY: FUTEX_WAIT only reads the word; `word` points to a live AtomicU32.
+    unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            word,
+            libc::FUTEX_WAIT | libc::FUTEX_PRIVATE_FLAG,
+            expected,
+            ptr::null::<libc::timespec>(),
+        )
+    };
+}
+
+/// Wakes one waiter on `word`.
+pub(crate) fn futex_wake(word: *const u32) {
+    // SAFETY: FUTEX_WAKE does not access memory; `word` is only used as a key.
+    unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            word,
+            libc::FUTEX_WAKE | libc::FUTEX_PRIVATE_FLAG,
+            1,
+        )
+    };
+}
+
+/// `getenv` without allocating; the bytes live in the environment block.
+pub(crate) fn getenv(name: &CStr) -> Option<&'static [u8]> {
+    // SAFETY: `name` is NUL-terminated; getenv does not allocate.
+    let p = unsafe { libc::getenv(name.as_ptr()) };
+    if p.is_null() {
+        return None;
+    }
+    // SAFETY: getenv returned a NUL-terminated string that the environment keeps alive
+    // (the crate never calls setenv).
+    Some(unsafe { CStr::from_ptr(p) }.to_bytes())
+}
+
+/// Writes `msg` to stderr (best effort, no allocation).
+pub(crate) fn write_stderr(msg: &[u8]) {
+    // SAFETY: `msg` is a valid readable buffer of its length.
+    unsafe { libc::write(2, msg.as_ptr().cast(), msg.len()) };
+}
+
+/// Sets the calling thread's `errno`.
+#[cfg(feature = "capi")]
+pub(crate) fn set_errno(e: i32) {
+    // SAFETY: __errno_location has no preconditions.
+    let slot = unsafe { libc::__errno_location() };
+    // SAFETY: it returns the calling thread's errno slot.
+    unsafe { *slot = e };
+}
+
+/// Registers fork handlers.
+pub(crate) fn atfork(prepare: extern "C" fn(), parent: extern "C" fn(), child: extern "C" fn()) {
+    // SAFETY: the handlers are plain functions valid for the life of the process.
+    unsafe { libc::pthread_atfork(Some(prepare), Some(parent), Some(child)) };
+}
