@@ -3,6 +3,7 @@
 
 use crate::measure::{BenchResult, Ctx};
 
+pub mod alloc;
 pub mod std_strings;
 
 /// A named group of benchmark cases.
@@ -18,7 +19,7 @@ pub struct Group {
 
 /// Every group, in report order.
 pub fn all() -> Vec<Group> {
-    vec![std_strings::GROUP]
+    vec![std_strings::GROUP, alloc::GROUP]
 }
 
 /// The names of every group.
