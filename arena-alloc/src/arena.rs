@@ -22,17 +22,19 @@ struct ArenaState {
     free_pages: *mut Page,
     /// Segments that have no page in use.
     empty_segments: u32,
+    /// Small-block counters: plain integers under the lock (no extra locked instruction
+    /// on the fast path); `arena_stats` takes the lock to read them.
+    allocs: u64,
+    frees: u64,
+    remote_frees: u64,
+    contended: u64,
+    /// This arena's small segments (linked through their headers), for statistics.
+    segments: *mut SegmentHeader,
 }
 
-/// Counters; the small-path ones are only written under the arena lock (plain load+store,
-/// no locked instruction), the huge-path ones are updated atomically without it.
+/// Huge-block counters, updated atomically without the lock (mapping is not locked).
 #[derive(Debug)]
-struct Counters {
-    allocs: AtomicU64,
-    frees: AtomicU64,
-    remote_frees: AtomicU64,
-    bytes: AtomicUsize,
-    contended: AtomicU64,
+struct HugeCounters {
     huge_allocs: AtomicU64,
     huge_frees: AtomicU64,
     huge_remote_frees: AtomicU64,
@@ -44,7 +46,7 @@ struct Counters {
 pub(crate) struct Arena {
     lock: RawLock<AtomicU32>,
     state: UnsafeCell<ArenaState>,
-    stats: Counters,
+    stats: HugeCounters,
 }
 
 // SAFETY: `state` (raw page pointers) is only accessed while `lock` is held; the rest is
@@ -62,13 +64,13 @@ impl Arena {
                 classes: [ptr::null_mut(); NUM_CLASSES],
                 free_pages: ptr::null_mut(),
                 empty_segments: 0,
+                allocs: 0,
+                frees: 0,
+                remote_frees: 0,
+                contended: 0,
+                segments: ptr::null_mut(),
             }),
-            stats: Counters {
-                allocs: AtomicU64::new(0),
-                frees: AtomicU64::new(0),
-                remote_frees: AtomicU64::new(0),
-                bytes: AtomicUsize::new(0),
-                contended: AtomicU64::new(0),
+            stats: HugeCounters {
                 huge_allocs: AtomicU64::new(0),
                 huge_frees: AtomicU64::new(0),
                 huge_remote_frees: AtomicU64::new(0),
@@ -77,31 +79,41 @@ impl Arena {
         }
     }
 
+    /// Takes the lock and returns the state it guards.
     #[inline]
-    fn acquire(&self) {
-        if self.lock.lock() {
-            bump64(&self.stats.contended, 1);
+    #[allow(clippy::mut_from_ref)]
+    fn acquire(&self) -> &mut ArenaState {
+        if !self.lock.try_lock() {
+            return self.acquire_contended();
         }
+        // SAFETY: the lock is held until the caller's matching `unlock`, and the state is
+        // only reached under it, so this is the only reference.
+        unsafe { &mut *self.state.get() }
+    }
+
+    /// `acquire` after `try_lock` failed; counts the contention.
+    #[cold]
+    #[inline(never)]
+    #[allow(clippy::mut_from_ref)]
+    fn acquire_contended(&self) -> &mut ArenaState {
+        self.lock.lock_contended();
+        // SAFETY: as in `acquire`.
+        let st = unsafe { &mut *self.state.get() };
+        st.contended += 1;
+        st
     }
 }
 
+/// Arena `idx`.
+#[inline]
+fn arena(idx: usize) -> &'static Arena {
+    debug_assert!(idx < MAX_HEAP_COUNT);
+    // SAFETY: indices are `cpu % heap_count` with heap_count <= MAX_HEAP_COUNT, or an owner
+    // recorded in a segment header from such an index.
+    unsafe { ARENAS.get_unchecked(idx) }
+}
+
 static ARENAS: [Arena; MAX_HEAP_COUNT] = [const { Arena::new() }; MAX_HEAP_COUNT];
-
-/// Adds to a counter only written under the arena lock.
-#[inline]
-fn bump64(c: &AtomicU64, n: u64) {
-    c.store(c.load(Ordering::Relaxed).wrapping_add(n), Ordering::Relaxed);
-}
-
-#[inline]
-fn add_bytes(c: &AtomicUsize, n: usize) {
-    c.store(c.load(Ordering::Relaxed).wrapping_add(n), Ordering::Relaxed);
-}
-
-#[inline]
-fn sub_bytes(c: &AtomicUsize, n: usize) {
-    c.store(c.load(Ordering::Relaxed).wrapping_sub(n), Ordering::Relaxed);
-}
 
 // ---------------------------------------------------------------------------------------
 // Process set-up: fork handlers.
@@ -117,6 +129,7 @@ pub(crate) fn ensure_ready() {
         .is_ok()
     {
         sys::atfork(fork_prepare, fork_parent, fork_child);
+        create_cache_key();
         READY.store(2, Ordering::Release);
     }
 }
@@ -149,12 +162,81 @@ extern "C" fn fork_child() {
 // Small blocks.
 
 /// Allocates a block of size class `class` from arena `idx`; null when out of memory.
+///
+/// The fast path makes no call that returns (slow cases are tail calls into cold
+/// functions), so it needs no callee-saved registers.
 #[inline]
 pub(crate) fn alloc_small(idx: usize, class: usize) -> *mut u8 {
-    let arena = &ARENAS[idx];
-    arena.acquire();
-    // SAFETY: the lock is held: this is the only reference to the state.
+    let arena = arena(idx);
+    if !arena.lock.try_lock() {
+        return alloc_small_contended(arena, idx, class);
+    }
+    // SAFETY: the lock is held, and the state is only reached under it.
     let st = unsafe { &mut *arena.state.get() };
+    debug_assert!(class < NUM_CLASSES);
+    // SAFETY: callers pass classes from `class_for`, below NUM_CLASSES.
+    let page = unsafe { *st.classes.get_unchecked(class) };
+    if page.is_null() {
+        // SAFETY: the lock of `arena` (index `idx`) is held and `st` is its state.
+        return unsafe { alloc_small_locked(arena, st, idx, class) };
+    }
+    // SAFETY: the lock is held; `page` is in the class list, so it has a free block.
+    unsafe { take_and_count(arena, st, page, class) }
+}
+
+/// Takes a block from `page`, counts it and releases the lock.
+///
+/// # Safety
+/// The lock of `arena` is held, `st` is its state, `page` heads class list `class`.
+#[inline]
+unsafe fn take_and_count(
+    arena: &Arena,
+    st: &mut ArenaState,
+    page: *mut Page,
+    class: usize,
+) -> *mut u8 {
+    // SAFETY: forwarded from the caller.
+    let (block, full) = unsafe { page::take_block(page) };
+    if full {
+        // SAFETY: the lock is held and `page` heads this class list.
+        unsafe { page::list_remove(&mut st.classes[class], page) };
+        // SAFETY: the lock is held.
+        unsafe { (*page).state = PAGE_FULL };
+    }
+    st.allocs += 1;
+    if arena.lock.release() {
+        return wake_returning(arena, block);
+    }
+    block
+}
+
+#[cold]
+#[inline(never)]
+fn wake_returning(arena: &Arena, block: *mut u8) -> *mut u8 {
+    arena.lock.wake();
+    block
+}
+
+#[cold]
+#[inline(never)]
+fn alloc_small_contended(arena: &Arena, idx: usize, class: usize) -> *mut u8 {
+    let st = arena.acquire_contended();
+    // SAFETY: the lock of `arena` (index `idx`) is held and `st` is its state.
+    unsafe { alloc_small_locked(arena, st, idx, class) }
+}
+
+/// The general allocation path, entered with the lock held; releases it.
+///
+/// # Safety
+/// The lock of `arena` (index `idx`) is held and `st` is its state.
+#[cold]
+#[inline(never)]
+unsafe fn alloc_small_locked(
+    arena: &Arena,
+    st: &mut ArenaState,
+    idx: usize,
+    class: usize,
+) -> *mut u8 {
     let mut page = st.classes[class];
     if page.is_null() {
         if !is_ready() {
@@ -169,18 +251,8 @@ pub(crate) fn alloc_small(idx: usize, class: usize) -> *mut u8 {
             return ptr::null_mut();
         }
     }
-    // SAFETY: the lock is held and pages in a class list have a free block.
-    let (block, full) = unsafe { page::take_block(page) };
-    if full {
-        // SAFETY: the lock is held and `page` heads this class list.
-        unsafe { page::list_remove(&mut st.classes[class], page) };
-        // SAFETY: the lock is held.
-        unsafe { (*page).state = PAGE_FULL };
-    }
-    bump64(&arena.stats.allocs, 1);
-    add_bytes(&arena.stats.bytes, class_size(class));
-    arena.lock.unlock();
-    block
+    // SAFETY: the lock is held; `page` heads the class list.
+    unsafe { take_and_count(arena, st, page, class) }
 }
 
 /// Formats a page for `class`, puts it at the head of the class list and returns it.
@@ -190,9 +262,12 @@ pub(crate) fn alloc_small(idx: usize, class: usize) -> *mut u8 {
 #[cold]
 unsafe fn fresh_page(st: &mut ArenaState, class: usize, idx: usize) -> *mut Page {
     if st.free_pages.is_null() {
-        let Some(pages) = page::new_segment(idx as u32) else {
+        let Some((seg, pages)) = page::new_segment(idx as u32) else {
             return ptr::null_mut();
         };
+        // SAFETY: the fresh header is ours; the lock guards the list.
+        unsafe { (*seg).next = st.segments };
+        st.segments = seg;
         for p in pages.into_iter().rev() {
             // SAFETY: the lock is held; the fresh pages are in no list.
             unsafe { page::list_push(&mut st.free_pages, p) };
@@ -229,19 +304,68 @@ pub(crate) unsafe fn free(p: *mut u8, current: usize) {
     // SAFETY: `p` is live, so its header is mapped; `kind`/`owner` never change.
     let hdr = unsafe { &*seg };
     debug_assert_eq!(hdr.magic, MAGIC, "pointer not allocated by arena-alloc");
-    let owner = hdr.owner as usize;
     if hdr.kind != KIND_SMALL {
         // SAFETY: the caller passes a live huge block.
-        unsafe { free_huge(seg, current) };
-        return;
+        return unsafe { free_huge(seg, current) };
     }
-    let page = page::page_of(seg, p);
-    let arena = &ARENAS[owner];
-    arena.acquire();
-    // SAFETY: the lock is held.
+    let owner = hdr.owner as usize;
+    let arena = arena(owner);
+    if !arena.lock.try_lock() {
+        // SAFETY: forwarded from the caller.
+        return unsafe { free_contended(arena, p, owner, current) };
+    }
+    // SAFETY: the lock is held, and the state is only reached under it.
     let st = unsafe { &mut *arena.state.get() };
+    // SAFETY: the lock of the owner is held and `p` is a live block of it.
+    unsafe { free_locked(arena, st, p, owner, current) }
+}
+
+#[cold]
+#[inline(never)]
+unsafe fn free_contended(arena: &Arena, p: *mut u8, owner: usize, current: usize) {
+    let st = arena.acquire_contended();
+    // SAFETY: the lock of the owner is held and the caller passes a live block of it.
+    unsafe { free_locked(arena, st, p, owner, current) }
+}
+
+/// Returns `p` to its page, counts it and releases the lock.
+///
+/// # Safety
+/// The lock of `arena` (index `owner`) is held, `st` is its state, and `p` is a live
+/// small block of one of its pages.
+#[inline]
+unsafe fn free_locked(
+    arena: &Arena,
+    st: &mut ArenaState,
+    p: *mut u8,
+    owner: usize,
+    current: usize,
+) {
+    let page = page::page_of(page::segment_of(p), p);
     // SAFETY: the lock is held and `p` is a live block of `page`.
-    let (size, was_full, empty) = unsafe { page::put_block(page, p) };
+    let (class, was_full, empty) = unsafe { page::put_block(page, p) };
+    debug_assert!(class < NUM_CLASSES);
+    st.frees += 1;
+    st.remote_frees += u64::from(owner != current);
+    // An emptied page that heads its class list stays there (so an alloc/free pair on one
+    // block never reformats a page): only list upkeep leaves the fast path.
+    if was_full || (empty && st.classes[class] != page) {
+        // SAFETY: forwarded: lock held, `page` formatted.
+        return unsafe { free_fixup(arena, st, page, was_full) };
+    }
+    if arena.lock.release() {
+        arena.lock.wake();
+    }
+}
+
+/// List upkeep after a free filled a hole in a full page or emptied a page; releases the
+/// lock.
+///
+/// # Safety
+/// The lock of `arena` is held, `st` is its state, `page` is one of its formatted pages.
+#[cold]
+#[inline(never)]
+unsafe fn free_fixup(arena: &Arena, st: &mut ArenaState, page: *mut Page, was_full: bool) {
     // SAFETY: the lock is held; `class` is fixed while the page is formatted.
     let class = unsafe { (*page).class } as usize;
     if was_full {
@@ -249,17 +373,10 @@ pub(crate) unsafe fn free(p: *mut u8, current: usize) {
         unsafe { page::list_push(&mut st.classes[class], page) };
         // SAFETY: the lock is held.
         unsafe { (*page).state = PAGE_AVAILABLE };
-    } else if empty && st.classes[class] != page {
-        // Keep one page per class even when empty, so an alloc/free pair on an empty class
-        // does not format a page each time.
+    } else {
         // SAFETY: the lock is held and the page is empty and in its class list.
         unsafe { retire_page(st, page, class) };
     }
-    bump64(&arena.stats.frees, 1);
-    if owner != current {
-        bump64(&arena.stats.remote_frees, 1);
-    }
-    sub_bytes(&arena.stats.bytes, size);
     arena.lock.unlock();
 }
 
@@ -290,10 +407,54 @@ unsafe fn retire_page(st: &mut ArenaState, page: *mut Page, class: usize) {
                 unsafe { page::list_remove(&mut st.free_pages, p) };
             }
             st.empty_segments -= 1;
+            // SAFETY: the lock is held; `seg` is in the arena's segment list.
+            unsafe { unlink_segment(st, seg) };
             // SAFETY: no page of the segment is in use or listed any more.
             unsafe { sys::unmap(seg.cast(), SEGMENT_SIZE) };
         }
     }
+}
+
+/// Removes `seg` from the arena's segment list.
+///
+/// # Safety
+/// The arena lock is held and `seg` is in `st.segments`.
+unsafe fn unlink_segment(st: &mut ArenaState, seg: *mut SegmentHeader) {
+    // SAFETY: `seg` is live and its `next` guarded by the lock.
+    let after = unsafe { (*seg).next };
+    if st.segments == seg {
+        st.segments = after;
+        return;
+    }
+    let mut cur = st.segments;
+    loop {
+        // SAFETY: every listed header is live and guarded by the lock.
+        let next = unsafe { (*cur).next };
+        if next == seg {
+            // SAFETY: as above.
+            unsafe { (*cur).next = after };
+            return;
+        }
+        cur = next;
+    }
+}
+
+/// Owner arena and class of `p` if it is a small block.
+///
+/// # Safety
+/// `p` is a live block of this allocator.
+#[inline]
+pub(crate) unsafe fn small_owner_class(p: *mut u8) -> Option<(usize, usize)> {
+    let seg = page::segment_of(p);
+    // SAFETY: `p` is live, so its header is mapped; `kind`/`owner` never change.
+    let hdr = unsafe { &*seg };
+    if hdr.kind != KIND_SMALL {
+        return None;
+    }
+    let page = page::page_of(seg, p);
+    // SAFETY: `class` is not written while a block of the page is live.
+    let class = unsafe { (*page).class } as usize;
+    Some((hdr.owner as usize, class))
 }
 
 /// Usable bytes of live block `p`.
@@ -317,11 +478,16 @@ pub(crate) unsafe fn usable_size(p: *mut u8) -> usize {
 
 /// (alignment, offset) passed to `sys::map_aligned` and the block offset, for `align`.
 fn huge_geometry(align: usize) -> (usize, usize, usize) {
-    if align < SEGMENT_SIZE {
-        (SEGMENT_SIZE, 0, align.max(HUGE_HEADER))
+    // Below a segment: the mapping is segment-aligned and the block sits `align` (at least
+    // a header) into it. From a segment up: the header sits one segment below the block.
+    let block_offset = align.clamp(HUGE_HEADER, SEGMENT_SIZE);
+    let map_align = align.max(SEGMENT_SIZE);
+    let map_offset = if align >= SEGMENT_SIZE {
+        SEGMENT_SIZE
     } else {
-        (align, SEGMENT_SIZE, SEGMENT_SIZE)
-    }
+        0
+    };
+    (map_align, map_offset, block_offset)
 }
 
 fn round_to_os_page(n: usize) -> Option<usize> {
@@ -355,10 +521,11 @@ pub(crate) fn alloc_huge(idx: usize, size: usize, align: usize) -> *mut u8 {
         used_pages: AtomicU32::new(0),
         map_len: len,
         block_offset,
+        next: ptr::null_mut(),
     };
     // SAFETY: `h` is a fresh writable mapping of at least HUGE_HEADER bytes.
     unsafe { h.cast::<SegmentHeader>().write(header) };
-    let s = &ARENAS[idx].stats;
+    let s = &arena(idx).stats;
     s.huge_allocs.fetch_add(1, Ordering::Relaxed);
     s.huge_bytes
         .fetch_add(len - block_offset, Ordering::Relaxed);
@@ -371,7 +538,7 @@ unsafe fn free_huge(seg: *mut SegmentHeader, current: usize) {
     // SAFETY: the header is mapped until the unmap below.
     let hdr = unsafe { &*seg };
     let (owner, len, off) = (hdr.owner as usize, hdr.map_len, hdr.block_offset);
-    let s = &ARENAS[owner].stats;
+    let s = &arena(owner).stats;
     s.huge_frees.fetch_add(1, Ordering::Relaxed);
     if owner != current {
         s.huge_remote_frees.fetch_add(1, Ordering::Relaxed);
@@ -394,7 +561,7 @@ unsafe fn realloc_huge(p: *mut u8, new_size: usize, align: usize) -> *mut u8 {
     let Some(new_len) = new_size.checked_add(off).and_then(round_to_os_page) else {
         return ptr::null_mut();
     };
-    let s = &ARENAS[owner].stats;
+    let s = &arena(owner).stats;
     if new_len == old_len {
         return p;
     }
@@ -425,18 +592,13 @@ unsafe fn realloc_huge(p: *mut u8, new_size: usize, align: usize) -> *mut u8 {
     new_seg.cast::<u8>().wrapping_add(off)
 }
 
-/// Reallocates `p` (with `old_size` meaningful bytes) to `new_size` bytes aligned to
-/// `align`, in place when possible. Null when out of memory (then `p` is untouched).
+/// Resizes `p` without moving its contents when possible: `Some(q)` (for a huge block `q`
+/// may differ: its mapping moved; null when out of memory), `None` when the caller must
+/// allocate, copy and free.
 ///
 /// # Safety
 /// `p` is a live block of this allocator aligned to `align`; `new_size > 0`.
-pub(crate) unsafe fn realloc(
-    p: *mut u8,
-    old_size: usize,
-    new_size: usize,
-    align: usize,
-    idx: usize,
-) -> *mut u8 {
+pub(crate) unsafe fn resize_in_place(p: *mut u8, new_size: usize, align: usize) -> Option<*mut u8> {
     let seg = page::segment_of(p);
     // SAFETY: `p` is live, so its header is mapped; `kind` never changes.
     let kind = unsafe { (*seg).kind };
@@ -448,29 +610,268 @@ pub(crate) unsafe fn realloc(
             && class_size(t) <= bs
             && (class_size(t) * 2 > bs || bs == class_size(0))
         {
-            return p;
+            return Some(p);
         }
     } else if target.is_none() {
         // SAFETY: `p` is a live huge block and the new size stays huge.
-        return unsafe { realloc_huge(p, new_size, align) };
+        return Some(unsafe { realloc_huge(p, new_size, align) });
     }
-    let q = match target {
-        Some(c) => alloc_small(idx, c),
-        None => alloc_huge(idx, new_size, align),
-    };
-    if q.is_null() {
-        return q;
-    }
-    // SAFETY: both blocks are live, distinct, and at least this long.
-    unsafe { ptr::copy_nonoverlapping(p, q, old_size.min(new_size)) };
-    // SAFETY: `p` is live and the caller gives it up on success.
-    unsafe { free(p, idx) };
-    q
+    None
 }
 
 /// Whether a fresh block for (`size`, `align`) is known to be zeroed already.
 pub(crate) fn fresh_is_zeroed(size: usize, align: usize) -> bool {
     class_for(size, align).is_none()
+}
+
+// ---------------------------------------------------------------------------------------
+// Per-thread cache of small blocks.
+//
+// A thread keeps up to CACHE_BLOCKS free blocks per class for the first CACHED_CLASSES
+// classes, all owned by one arena (the one it last refilled from), so the common
+// alloc/free pair touches no lock and no shared line. Blocks of other arenas are freed to
+// their owner directly (no false sharing of handed-out blocks). A pthread key destructor
+// returns everything when the thread exits; `flush_thread_cache` does it on demand.
+
+/// Classes served from the per-thread cache (blocks up to 1 KiB).
+pub const CACHED_CLASSES: usize = 20;
+/// Most free blocks a thread keeps per cached class.
+pub const CACHE_BLOCKS: u32 = 32;
+/// Blocks taken from the arena in one refill (one lock acquisition).
+const REFILL: u32 = CACHE_BLOCKS / 2;
+
+const _: () = assert!(CACHED_CLASSES <= NUM_CLASSES && REFILL >= 1);
+
+const CACHE_UNREGISTERED: u8 = 0;
+const CACHE_ACTIVE: u8 = 1;
+const CACHE_REGISTERING: u8 = 2;
+/// Thread exiting, or no pthread key: every call goes to the arenas.
+const CACHE_OFF: u8 = 3;
+
+#[derive(Clone, Copy)]
+struct Bin {
+    head: *mut u8,
+    count: u32,
+}
+
+struct ThreadCache {
+    bins: [Bin; CACHED_CLASSES],
+    /// Arena whose blocks this cache holds.
+    arena: usize,
+    state: u8,
+}
+
+std::thread_local! {
+    /// Const-initialised and without `Drop`: never allocates, usable during thread exit.
+    static CACHE: UnsafeCell<ThreadCache> = const {
+        UnsafeCell::new(ThreadCache {
+            bins: [Bin { head: ptr::null_mut(), count: 0 }; CACHED_CLASSES],
+            arena: 0,
+            state: CACHE_UNREGISTERED,
+        })
+    };
+}
+
+/// The pthread key whose destructor flushes a thread's cache (`u32::MAX`: none).
+static CACHE_KEY: AtomicU32 = AtomicU32::new(u32::MAX);
+
+#[inline]
+fn cache_ptr() -> Option<*mut ThreadCache> {
+    CACHE.try_with(|c| c.get()).ok()
+}
+
+/// Pops a cached block of class `class` (< CACHED_CLASSES).
+#[inline]
+pub(crate) fn cache_pop(class: usize) -> Option<*mut u8> {
+    let tc = cache_ptr()?;
+    // SAFETY: the cache is this thread's own; no reference to it outlives this function
+    // and nothing here re-enters the allocator.
+    let bin = unsafe { &mut (*tc).bins[class] };
+    let h = bin.head;
+    if h.is_null() {
+        return None;
+    }
+    // SAFETY: cached blocks are free and hold the next cached block in their first word.
+    bin.head = unsafe { h.cast::<*mut u8>().read() };
+    bin.count -= 1;
+    Some(h)
+}
+
+/// Offers small block `p` of class `class` owned by arena `owner` to the cache; `false`
+/// means the caller frees it to the arena.
+///
+/// # Safety
+/// `p` is a live small block of class `class`, given up by the caller if accepted.
+#[inline]
+pub(crate) unsafe fn cache_push(p: *mut u8, owner: usize, class: usize) -> bool {
+    let Some(tc) = cache_ptr() else {
+        return false;
+    };
+    // SAFETY: this thread's own cache (see `cache_pop`).
+    let tc = unsafe { &mut *tc };
+    if tc.state != CACHE_ACTIVE || tc.arena != owner || class >= CACHED_CLASSES {
+        return false;
+    }
+    let bin = &mut tc.bins[class];
+    if bin.count >= CACHE_BLOCKS {
+        return false;
+    }
+    // SAFETY: `p` is free now and at least 16 bytes long.
+    unsafe { p.cast::<*mut u8>().write(bin.head) };
+    bin.head = p;
+    bin.count += 1;
+    true
+}
+
+/// Cache miss on class `class` (< CACHED_CLASSES): refills from arena `idx` under one
+/// lock and returns one block (null when out of memory).
+#[cold]
+#[inline(never)]
+pub(crate) fn cache_refill(idx: usize, class: usize) -> *mut u8 {
+    let Some(tcp) = cache_ptr() else {
+        return alloc_small(idx, class);
+    };
+    // SAFETY: this thread's own cache; `register` and `flush` below take it by pointer.
+    let state = unsafe { (*tcp).state };
+    if state == CACHE_UNREGISTERED {
+        // SAFETY: `tcp` is this thread's cache.
+        unsafe { register(tcp) };
+    }
+    // SAFETY: as above.
+    if unsafe { (*tcp).state } != CACHE_ACTIVE {
+        return alloc_small(idx, class);
+    }
+    // Blocks of the previous arena go home before the cache switches arenas.
+    // SAFETY: as above.
+    if unsafe { (*tcp).arena } != idx {
+        // SAFETY: as above.
+        unsafe { flush(tcp) };
+        // SAFETY: as above.
+        unsafe { (*tcp).arena = idx };
+    }
+    let arena = arena(idx);
+    let st = arena.acquire();
+    let mut first = ptr::null_mut();
+    for i in 0..REFILL {
+        let mut page = st.classes[class];
+        if page.is_null() {
+            if !is_ready() {
+                break;
+            }
+            // SAFETY: the lock is held.
+            page = unsafe { fresh_page(st, class, idx) };
+            if page.is_null() {
+                break;
+            }
+        }
+        // SAFETY: the lock is held; `page` heads the class list so has a free block.
+        let (block, full) = unsafe { page::take_block(page) };
+        if full {
+            // SAFETY: the lock is held and `page` heads this class list.
+            unsafe { page::list_remove(&mut st.classes[class], page) };
+            // SAFETY: the lock is held.
+            unsafe { (*page).state = PAGE_FULL };
+        }
+        st.allocs += 1;
+        if i == 0 {
+            first = block;
+        } else {
+            // SAFETY: this thread's own cache; `block` is ours and free.
+            unsafe { cache_insert(tcp, class, block) };
+        }
+    }
+    arena.lock.unlock();
+    if first.is_null() {
+        // Not ready yet (fork handlers) or out of memory: the general path handles both.
+        return alloc_small(idx, class);
+    }
+    first
+}
+
+/// # Safety
+/// `tcp` is this thread's cache and `block` a free block of class `class` it may keep.
+unsafe fn cache_insert(tcp: *mut ThreadCache, class: usize, block: *mut u8) {
+    // SAFETY: forwarded from the caller.
+    let bin = unsafe { &mut (*tcp).bins[class] };
+    // SAFETY: `block` is free and at least 16 bytes.
+    unsafe { block.cast::<*mut u8>().write(bin.head) };
+    bin.head = block;
+    bin.count += 1;
+}
+
+/// Arms the exit destructor for this thread's cache.
+///
+/// # Safety
+/// `tcp` is this thread's cache.
+#[cold]
+unsafe fn register(tcp: *mut ThreadCache) {
+    let key = CACHE_KEY.load(Ordering::Acquire);
+    if key == u32::MAX {
+        // No key (yet): stay unregistered, serve from the arenas.
+        return;
+    }
+    // `pthread_setspecific` may allocate (keys beyond the first 32): such calls bypass
+    // the cache because the state is not ACTIVE meanwhile.
+    // SAFETY: forwarded from the caller.
+    unsafe { (*tcp).state = CACHE_REGISTERING };
+    let ok = sys::set_thread_value(key, tcp.cast());
+    // SAFETY: as above.
+    unsafe { (*tcp).state = if ok { CACHE_ACTIVE } else { CACHE_OFF } };
+}
+
+/// Returns every cached block of the thread cache `tcp` to its arena.
+///
+/// # Safety
+/// `tcp` is this thread's cache.
+unsafe fn flush(tcp: *mut ThreadCache) {
+    // Every cached block belongs to the cache's arena, so none of these frees is remote.
+    // SAFETY: forwarded from the caller.
+    let current = unsafe { (*tcp).arena };
+    for class in 0..CACHED_CLASSES {
+        // SAFETY: forwarded from the caller; the bin is detached before freeing.
+        let mut p = unsafe {
+            let bin = &mut (*tcp).bins[class];
+            let h = bin.head;
+            *bin = Bin {
+                head: ptr::null_mut(),
+                count: 0,
+            };
+            h
+        };
+        while !p.is_null() {
+            // SAFETY: cached blocks are free and link to the next one.
+            let next = unsafe { p.cast::<*mut u8>().read() };
+            // SAFETY: the block is a live (cached) block of ours, given up here.
+            unsafe { free(p, current) };
+            p = next;
+        }
+    }
+}
+
+/// The pthread key destructor: runs in the exiting thread with its cache pointer.
+extern "C" fn cache_exit(tcp: *mut libc::c_void) {
+    let tcp = tcp.cast::<ThreadCache>();
+    // SAFETY: the value set by `register` is the exiting thread's own cache, alive until
+    // its TLS is released after key destructors.
+    unsafe { (*tcp).state = CACHE_OFF };
+    // SAFETY: as above.
+    unsafe { flush(tcp) };
+}
+
+/// Creates the cache key (from `ensure_ready`, with no lock held).
+fn create_cache_key() {
+    if let Some(key) = sys::create_thread_key(cache_exit) {
+        CACHE_KEY.store(key, Ordering::Release);
+    }
+}
+
+/// Returns the calling thread's cached free blocks to their arenas (statistics then count
+/// them as freed). Threads do this automatically when they exit.
+pub fn flush_thread_cache() {
+    if let Some(tcp) = cache_ptr() {
+        // SAFETY: this thread's own cache.
+        unsafe { flush(tcp) };
+    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -511,18 +912,30 @@ impl ArenaStats {
 
 /// Counters of arena `index` (`None` when `index >= MAX_HEAP_COUNT`).
 pub fn arena_stats(index: usize) -> Option<ArenaStats> {
-    let s = &ARENAS.get(index)?.stats;
+    let a = ARENAS.get(index)?;
+    let st = a.acquire();
+    let (allocs, frees, remote, contended) = (st.allocs, st.frees, st.remote_frees, st.contended);
+    // Bytes in use are summed from the pages rather than counted on every call.
+    let mut bytes = 0usize;
+    let mut seg = st.segments;
+    while !seg.is_null() {
+        for page in page::pages_of(seg) {
+            // SAFETY: the lock is held; the segment is live while listed.
+            bytes += unsafe { page::bytes_in_use(page) };
+        }
+        // SAFETY: as above.
+        seg = unsafe { (*seg).next };
+    }
+    a.lock.unlock();
+    let s = &a.stats;
     let r = Ordering::Relaxed;
     let huge_allocs = s.huge_allocs.load(r);
     Some(ArenaStats {
-        allocations: s.allocs.load(r).wrapping_add(huge_allocs),
-        frees: s.frees.load(r).wrapping_add(s.huge_frees.load(r)),
-        remote_frees: s
-            .remote_frees
-            .load(r)
-            .wrapping_add(s.huge_remote_frees.load(r)),
-        bytes_in_use: s.bytes.load(r).wrapping_add(s.huge_bytes.load(r)),
-        contended_locks: s.contended.load(r),
+        allocations: allocs.wrapping_add(huge_allocs),
+        frees: frees.wrapping_add(s.huge_frees.load(r)),
+        remote_frees: remote.wrapping_add(s.huge_remote_frees.load(r)),
+        bytes_in_use: bytes.wrapping_add(s.huge_bytes.load(r)),
+        contended_locks: contended,
         huge_allocations: huge_allocs,
     })
 }

@@ -53,7 +53,7 @@ pub unsafe extern "C" fn free(p: *mut c_void) {
         return;
     }
     // SAFETY: the caller passes a live block of ours.
-    unsafe { arena::free(p.cast(), C_ALLOC.arena_index()) }
+    unsafe { C_ALLOC.free(p.cast()) }
 }
 
 /// C `calloc`.
@@ -88,7 +88,7 @@ pub unsafe extern "C" fn realloc(p: *mut c_void, size: usize) -> *mut c_void {
     // SAFETY: `p` is a live block of ours.
     let old = unsafe { arena::usable_size(p.cast()) };
     // SAFETY: `p` is live and 16-aligned; `size > 0`.
-    let q = unsafe { arena::realloc(p.cast(), old, size, MALLOC_ALIGN, C_ALLOC.arena_index()) };
+    let q = unsafe { C_ALLOC.reallocate(p.cast(), old, size, MALLOC_ALIGN) };
     if q.is_null() {
         sys::set_errno(libc::ENOMEM);
     }

@@ -65,6 +65,13 @@ pub(crate) fn env_heap_count() -> usize {
     if n != 0 { n } else { init_env_heap_count() }
 }
 
+/// The heap count from the environment if already read.
+#[inline]
+pub(crate) fn env_heap_count_fast() -> Option<usize> {
+    let n = ENV_HEAP_COUNT.load(Ordering::Relaxed);
+    if n != 0 { Some(n) } else { None }
+}
+
 #[cold]
 fn init_env_heap_count() -> usize {
     let default = default_heap_count();

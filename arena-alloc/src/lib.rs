@@ -12,7 +12,10 @@ mod sys;
 
 use core::alloc::{GlobalAlloc, Layout};
 
-pub use arena::{ArenaStats, MAX_HEAP_COUNT, arena_stats, total_stats};
+pub use arena::{
+    ArenaStats, CACHE_BLOCKS, CACHED_CLASSES, MAX_HEAP_COUNT, arena_stats, flush_thread_cache,
+    total_stats,
+};
 pub use class::{
     CLASS_SIZES, MIN_BLOCK, NUM_CLASSES, SMALL_MAX, class_for, class_of, class_size,
     worst_case_waste_permille,
@@ -87,13 +90,103 @@ impl ArenaAlloc {
         unsafe { arena::usable_size(ptr) }
     }
 
+    /// `arena_index` when it needs no call (heap count known, CPU from rseq or cache).
+    #[inline]
+    fn fast_index(&self) -> Option<usize> {
+        let n = if self.heap_count != 0 {
+            self.heap_count
+        } else {
+            config::env_heap_count_fast()?
+        };
+        let cpu = sys::current_cpu_fast()?;
+        Some(if cpu < n { cpu } else { cpu % n })
+    }
+
     #[inline]
     fn allocate(&self, size: usize, align: usize) -> *mut u8 {
+        if let Some(c) = class_for(size, align) {
+            if c < arena::CACHED_CLASSES {
+                if let Some(p) = arena::cache_pop(c) {
+                    return p;
+                }
+                return self.allocate_refill(c);
+            }
+            if let Some(idx) = self.fast_index() {
+                return arena::alloc_small(idx, c);
+            }
+        }
+        self.allocate_slow(size, align)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn allocate_refill(&self, class: usize) -> *mut u8 {
+        arena::cache_refill(self.arena_index(), class)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn allocate_slow(&self, size: usize, align: usize) -> *mut u8 {
         let idx = self.arena_index();
         match class_for(size, align) {
             Some(c) => arena::alloc_small(idx, c),
             None => arena::alloc_huge(idx, size, align),
         }
+    }
+
+    /// Frees a live block.
+    ///
+    /// # Safety
+    /// `ptr` is a live block of this allocator, not used afterwards.
+    #[inline]
+    unsafe fn free(&self, ptr: *mut u8) {
+        // SAFETY: the caller passes a live block of ours.
+        if let Some((owner, class)) = unsafe { arena::small_owner_class(ptr) } {
+            // SAFETY: `ptr` is a live small block of `class`; on `true` the cache keeps it.
+            if unsafe { arena::cache_push(ptr, owner, class) } {
+                return;
+            }
+        }
+        match self.fast_index() {
+            // SAFETY: forwarded from the caller.
+            Some(current) => unsafe { arena::free(ptr, current) },
+            // SAFETY: forwarded from the caller.
+            None => unsafe { self.free_slow(ptr) },
+        }
+    }
+
+    /// Resizes in place when possible, else allocates, copies `old_size.min(new_size)`
+    /// bytes and frees; null (and `ptr` untouched) when out of memory.
+    ///
+    /// # Safety
+    /// `ptr` is a live block aligned to `align` with `old_size` meaningful bytes;
+    /// `new_size > 0`.
+    unsafe fn reallocate(
+        &self,
+        ptr: *mut u8,
+        old_size: usize,
+        new_size: usize,
+        align: usize,
+    ) -> *mut u8 {
+        // SAFETY: forwarded from the caller.
+        if let Some(q) = unsafe { arena::resize_in_place(ptr, new_size, align) } {
+            return q;
+        }
+        let q = self.allocate(new_size, align);
+        if !q.is_null() {
+            // SAFETY: both blocks are live and distinct, each at least this long.
+            unsafe { core::ptr::copy_nonoverlapping(ptr, q, old_size.min(new_size)) };
+            // SAFETY: `ptr` is live and given up on success.
+            unsafe { self.free(ptr) };
+        }
+        q
+    }
+
+    #[cold]
+    #[inline(never)]
+    unsafe fn free_slow(&self, ptr: *mut u8) {
+        // SAFETY: forwarded from the caller.
+        unsafe { arena::free(ptr, self.arena_index()) }
     }
 }
 
@@ -114,9 +207,8 @@ unsafe impl GlobalAlloc for ArenaAlloc {
 
     #[inline]
     unsafe fn dealloc(&self, ptr: *mut u8, _layout: Layout) {
-        let current = self.arena_index();
         // SAFETY: the caller passes a live block of this allocator.
-        unsafe { arena::free(ptr, current) }
+        unsafe { self.free(ptr) }
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
@@ -129,9 +221,8 @@ unsafe impl GlobalAlloc for ArenaAlloc {
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        let idx = self.arena_index();
         // SAFETY: the caller passes a live block aligned to `layout.align()` and a non-zero
         // `new_size` that does not overflow when rounded to the alignment.
-        unsafe { arena::realloc(ptr, layout.size(), new_size, layout.align(), idx) }
+        unsafe { self.reallocate(ptr, layout.size(), new_size, layout.align()) }
     }
 }

@@ -60,29 +60,30 @@ impl<W: LockWord> RawLock<W> {
         Self { word }
     }
 
+    /// Takes the lock if it is free (the whole uncontended path: one `cmpxchg`).
+    #[inline]
+    pub(crate) fn try_lock(&self) -> bool {
+        self.word
+            .compare_exchange(FREE, HELD, Ordering::Acquire, Ordering::Relaxed)
+            .is_ok()
+    }
+
     /// Takes the lock; returns `true` when it had to wait (contention statistic).
     #[inline]
     pub(crate) fn lock(&self) -> bool {
-        if self
-            .word
-            .compare_exchange(FREE, HELD, Ordering::Acquire, Ordering::Relaxed)
-            .is_ok()
-        {
+        if self.try_lock() {
             return false;
         }
         self.lock_contended();
         true
     }
 
+    /// Takes the lock after `try_lock` failed: spin briefly, then sleep.
     #[cold]
-    fn lock_contended(&self) {
+    #[inline(never)]
+    pub(crate) fn lock_contended(&self) {
         for _ in 0..SPINS {
-            if self.word.load(Ordering::Relaxed) == FREE
-                && self
-                    .word
-                    .compare_exchange(FREE, HELD, Ordering::Acquire, Ordering::Relaxed)
-                    .is_ok()
-            {
+            if self.word.load(Ordering::Relaxed) == FREE && self.try_lock() {
                 return;
             }
             crate::sync::spin_hint();
@@ -94,11 +95,26 @@ impl<W: LockWord> RawLock<W> {
         }
     }
 
-    /// Releases the lock.
+    /// Releases the lock; `true` means a waiter must be woken with [`Self::wake`] (split so
+    /// the fast path can make that call in tail position).
+    #[inline]
+    #[must_use]
+    pub(crate) fn release(&self) -> bool {
+        self.word.swap(FREE, Ordering::Release) == WAITERS
+    }
+
+    /// Wakes one waiter after `release` returned `true`.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn wake(&self) {
+        self.word.wake_one();
+    }
+
+    /// Releases the lock and wakes a waiter if there is one.
     #[inline]
     pub(crate) fn unlock(&self) {
-        if self.word.swap(FREE, Ordering::Release) == WAITERS {
-            self.word.wake_one();
+        if self.release() {
+            self.wake();
         }
     }
 
@@ -174,26 +190,31 @@ mod loom_tests {
         });
     }
 
+    /// The holder keeps the lock while the other thread arrives, so the contended path
+    /// (WAITERS state, wake on release) is exercised; nobody may be left holding it.
     #[test]
-    fn loom_lock_three_threads_waiters_state() {
+    fn loom_lock_contended_handoff() {
         loom::model(|| {
             let g = Arc::new(Guarded {
                 lock: RawLock::new(AtomicU32::new(FREE)),
                 value: crate::sync::UnsafeCell::new(0),
             });
-            let ts: Vec<_> = (0..2)
-                .map(|_| {
-                    let g = g.clone();
-                    loom::thread::spawn(move || bump(&g))
-                })
-                .collect();
-            bump(&g);
-            for t in ts {
-                t.join().unwrap();
-            }
-            // SAFETY: all other threads joined.
+            g.lock.lock();
+            let g2 = g.clone();
+            let t = loom::thread::spawn(move || {
+                let waited = g2.lock.lock();
+                // SAFETY: the lock is held.
+                g2.value.with_mut(|p| unsafe { *p += 1 });
+                g2.lock.unlock();
+                waited
+            });
+            // SAFETY: the lock is held.
+            g.value.with_mut(|p| unsafe { *p += 10 });
+            g.lock.unlock();
+            t.join().unwrap();
+            // SAFETY: the other thread is joined.
             let v = g.value.with(|p| unsafe { *p });
-            assert_eq!(v, 3);
+            assert_eq!(v, 11);
             assert_eq!(g.lock.word.load(Ordering::Relaxed), FREE);
         });
     }

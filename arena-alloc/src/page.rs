@@ -65,6 +65,8 @@ pub(crate) struct SegmentHeader {
     pub(crate) map_len: usize,
     /// Huge: bytes from the header to the block.
     pub(crate) block_offset: usize,
+    /// Small: next segment of the owner (under the owner's lock).
+    pub(crate) next: *mut SegmentHeader,
 }
 
 #[repr(C)]
@@ -106,7 +108,10 @@ fn page_desc(seg: *mut u8, idx: usize) -> *mut Page {
 
 /// Maps and formats a small segment owned by arena `owner`; its pages 1.. are free.
 /// Returns the descriptors of pages `1..PAGES_PER_SEGMENT`, or `None` when out of memory.
-pub(crate) fn new_segment(owner: u32) -> Option<[*mut Page; PAGES_PER_SEGMENT - 1]> {
+#[allow(clippy::type_complexity)]
+pub(crate) fn new_segment(
+    owner: u32,
+) -> Option<(*mut SegmentHeader, [*mut Page; PAGES_PER_SEGMENT - 1])> {
     let base = sys::map_aligned(SEGMENT_SIZE, SEGMENT_SIZE, 0);
     if base.is_null() {
         return None;
@@ -118,6 +123,7 @@ pub(crate) fn new_segment(owner: u32) -> Option<[*mut Page; PAGES_PER_SEGMENT - 
         used_pages: AtomicU32::new(0),
         map_len: SEGMENT_SIZE,
         block_offset: 0,
+        next: ptr::null_mut(),
     };
     // SAFETY: `base` is a fresh, aligned, writable mapping of SEGMENT_SIZE bytes.
     unsafe { base.cast::<SegmentHeader>().write(header) };
@@ -142,7 +148,7 @@ pub(crate) fn new_segment(owner: u32) -> Option<[*mut Page; PAGES_PER_SEGMENT - 
         unsafe { desc.write(page) };
         *slot = desc;
     }
-    Some(out)
+    Some((base.cast(), out))
 }
 
 /// Formats a free page for size class `class`.
@@ -186,7 +192,7 @@ pub(crate) unsafe fn take_block(page: *mut Page) -> (*mut u8, bool) {
     (block, pg.used == pg.capacity)
 }
 
-/// Returns block `p` to `page`; returns (block size, page was full, page is now empty).
+/// Returns block `p` to `page`; returns (its class, page was full, page is now empty).
 ///
 /// # Safety
 /// The caller holds the owner's lock and `p` is a live block of `page`.
@@ -199,7 +205,7 @@ pub(crate) unsafe fn put_block(page: *mut Page, p: *mut u8) -> (usize, bool, boo
     unsafe { p.cast::<*mut u8>().write(pg.free) };
     pg.free = p;
     pg.used -= 1;
-    (pg.block_size as usize, was_full, pg.used == 0)
+    (pg.class as usize, was_full, pg.used == 0)
 }
 
 /// Block size of the page holding live block `p` of small segment `seg`.
@@ -211,6 +217,20 @@ pub(crate) unsafe fn block_size(seg: *mut SegmentHeader, p: *mut u8) -> usize {
     let page = page_of(seg, p);
     // SAFETY: `block_size` is not written while a block of the page is live.
     (unsafe { (*page).block_size }) as usize
+}
+
+/// Bytes in live blocks of `page` (0 for a free page).
+///
+/// # Safety
+/// The caller holds the owner's lock.
+pub(crate) unsafe fn bytes_in_use(page: *mut Page) -> usize {
+    // SAFETY: guarded by the caller's lock.
+    let pg = unsafe { &*page };
+    if pg.state == PAGE_FREE {
+        0
+    } else {
+        pg.used as usize * pg.block_size as usize
+    }
 }
 
 /// Pushes `page` at the front of the list `head`.

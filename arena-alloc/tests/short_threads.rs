@@ -4,7 +4,8 @@
 mod common;
 use common::*;
 
-#[global_allocator]
+// Under Miri (no mmap, no rseq) the binary keeps `System` and its scenarios are skipped.
+#[cfg_attr(not(miri), global_allocator)]
 static GLOBAL: Counting = Counting::new(arena_alloc::ArenaAlloc::new());
 
 const THREADS: usize = 10_000;

@@ -5,7 +5,8 @@ use arena_alloc::{ArenaAlloc, MIN_BLOCK, SMALL_MAX};
 use proptest::prelude::*;
 use std::alloc::{GlobalAlloc, Layout};
 
-#[global_allocator]
+// Under Miri (no mmap, no rseq) the binary keeps `System` and its scenarios are skipped.
+#[cfg_attr(not(miri), global_allocator)]
 static GLOBAL: ArenaAlloc = ArenaAlloc::new();
 
 fn fill(p: *mut u8, n: usize, seed: u8) {
@@ -24,6 +25,7 @@ fn check(p: *const u8, n: usize, seed: u8) {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "the allocator needs mmap/rseq FFI")]
 fn every_small_size_is_usable_aligned_and_distinct() {
     let a = ArenaAlloc::new();
     let mut live = Vec::new();
@@ -54,6 +56,7 @@ fn every_small_size_is_usable_aligned_and_distinct() {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "the allocator needs mmap/rseq FFI")]
 fn large_sizes_and_every_alignment() {
     let a = ArenaAlloc::new();
     let sizes = [
@@ -85,6 +88,7 @@ fn large_sizes_and_every_alignment() {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "the allocator needs mmap/rseq FFI")]
 fn alignment_beyond_a_segment() {
     let a = ArenaAlloc::new();
     for align in [1usize << 22, 1 << 23] {
@@ -106,6 +110,7 @@ fn alignment_beyond_a_segment() {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "the allocator needs mmap/rseq FFI")]
 fn zeroed_memory_is_zero_even_after_reuse() {
     let a = ArenaAlloc::new();
     for size in [
@@ -144,6 +149,7 @@ proptest! {
 
     /// realloc keeps contents and alignment, like `System`'s contract says.
     #[test]
+    #[cfg_attr(miri, ignore = "the allocator needs mmap/rseq FFI")]
     fn realloc_preserves_contents_and_alignment(
         steps in proptest::collection::vec((1usize..300_000, 0u32..13), 1..12)
     ) {
@@ -171,6 +177,7 @@ proptest! {
 
     /// Live blocks never overlap, and a model Vec of contents stays intact.
     #[test]
+    #[cfg_attr(miri, ignore = "the allocator needs mmap/rseq FFI")]
     fn live_blocks_do_not_overlap(ops in proptest::collection::vec((0usize..3000, any::<bool>()), 1..200)) {
         let mut live: Vec<Vec<u8>> = Vec::new();
         for (i, &(size, free)) in ops.iter().enumerate() {

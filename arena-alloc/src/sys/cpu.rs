@@ -5,10 +5,23 @@
 //!    registered). The kernel keeps `cpu_id` (at byte 4 of `struct rseq`) current. The two
 //!    symbols are referenced *weakly* from inline assembly, so the crate links and runs on
 //!    older glibc (they read as absent there).
-//! 2. `sched_getcpu` (vDSO).
+//! 2. `sched_getcpu` (vDSO), cached per thread and refreshed every
+//!    [`FALLBACK_REFRESH`] calls: without rseq (old kernels, valgrind) a syscall-class
+//!    call per allocation would dominate. A stale CPU only costs locality, never
+//!    correctness: ownership is recorded in the memory.
 //! 3. A hash of the thread id.
 
 use crate::sync::global::{AtomicIsize, Ordering};
+use core::cell::Cell;
+
+/// Calls between two `sched_getcpu` on the fallback path.
+pub const FALLBACK_REFRESH: u32 = 64;
+
+std::thread_local! {
+    /// (cpu, calls left before a refresh). Const-initialised and without `Drop`, so it
+    /// never allocates and stays usable while the thread is being torn down.
+    static FALLBACK: Cell<(u32, u32)> = const { Cell::new((0, 0)) };
+}
 
 const NOT_PROBED: isize = isize::MIN;
 const NO_RSEQ: isize = isize::MIN + 1;
@@ -30,7 +43,49 @@ pub(crate) fn current_cpu() -> usize {
         probe();
         return current_cpu();
     }
-    fallback_cpu()
+    cached_fallback_cpu()
+}
+
+/// The current CPU when it is cheap to know (rseq, or a fresh cached fallback value);
+/// `None` means: call [`current_cpu`]. Makes no call, so callers stay leaf functions.
+#[inline]
+pub(crate) fn current_cpu_fast() -> Option<usize> {
+    let off = CPU_ID_OFFSET.load(Ordering::Relaxed);
+    if off > NO_RSEQ {
+        read_rseq_cpu(off)
+    } else if off == NO_RSEQ {
+        FALLBACK
+            .try_with(|c| {
+                let (cpu, left) = c.get();
+                if left > 0 {
+                    c.set((cpu, left - 1));
+                    Some(cpu as usize)
+                } else {
+                    None
+                }
+            })
+            .ok()
+            .flatten()
+    } else {
+        None
+    }
+}
+
+#[inline]
+fn cached_fallback_cpu() -> usize {
+    FALLBACK
+        .try_with(|c| {
+            let (cpu, left) = c.get();
+            if left > 0 {
+                c.set((cpu, left - 1));
+                cpu as usize
+            } else {
+                let cpu = fallback_cpu();
+                c.set((cpu as u32, FALLBACK_REFRESH - 1));
+                cpu
+            }
+        })
+        .unwrap_or_else(|_| fallback_cpu())
 }
 
 #[cold]
@@ -42,7 +97,7 @@ fn fallback_cpu() -> usize {
     }
     // SAFETY: pthread_self has no preconditions.
     let t = unsafe { libc::pthread_self() } as u64;
-    (t.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 40) as usize
+    (t.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 40) as usize & 0xFFFF
 }
 
 #[cold]

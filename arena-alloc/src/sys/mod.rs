@@ -4,7 +4,7 @@
 
 pub(crate) mod cpu;
 
-pub(crate) use cpu::current_cpu;
+pub(crate) use cpu::{current_cpu, current_cpu_fast};
 
 use crate::sync::global::{AtomicUsize, Ordering};
 use core::ffi::CStr;
@@ -187,4 +187,18 @@ pub(crate) fn set_errno(e: i32) {
 pub(crate) fn atfork(prepare: extern "C" fn(), parent: extern "C" fn(), child: extern "C" fn()) {
     // SAFETY: the handlers are plain functions valid for the life of the process.
     unsafe { libc::pthread_atfork(Some(prepare), Some(parent), Some(child)) };
+}
+
+/// Creates a pthread key whose destructor runs at thread exit; `None` on failure.
+pub(crate) fn create_thread_key(dtor: unsafe extern "C" fn(*mut libc::c_void)) -> Option<u32> {
+    let mut key: libc::pthread_key_t = 0;
+    // SAFETY: `key` is writable; the destructor is a plain function.
+    let rc = unsafe { libc::pthread_key_create(&mut key, Some(dtor)) };
+    (rc == 0).then_some(key)
+}
+
+/// Sets the calling thread's value for `key` (non-null, so the destructor runs).
+pub(crate) fn set_thread_value(key: u32, value: *mut libc::c_void) -> bool {
+    // SAFETY: `key` was created by `create_thread_key`.
+    unsafe { libc::pthread_setspecific(key, value) == 0 }
 }
