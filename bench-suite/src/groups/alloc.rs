@@ -167,7 +167,7 @@ fn single_threaded(ctx: &mut Ctx<'_>) -> BenchResult {
 /// Samples per (allocator, benchmark, threads): separate child processes, alternating
 /// allocators so that machine noise hits all alike.
 fn samples(full: bool) -> usize {
-    if full { 5 } else { 3 }
+    if full { 7 } else { 5 }
 }
 
 fn sweeps(ctx: &mut Ctx<'_>) -> BenchResult {
@@ -228,7 +228,7 @@ fn sweeps(ctx: &mut Ctx<'_>) -> BenchResult {
         let rss: Vec<f64> = rs.iter().map(|r| r.peak_rss_kib as f64 / 1024.0).collect();
         let c = case(bench, w, t);
         ctx.record(&c, "Mops/s", false, Instrument::Time, Stats::of(&mops));
-        ctx.record(&c, "peak RSS MiB", true, Instrument::Time, Stats::of(&rss));
+        ctx.record(&c, "peak RSS MiB", true, Instrument::Memory, Stats::of(&rss));
     }
     Ok(())
 }
