@@ -243,40 +243,4 @@ mod tests {
             assert_eq!(Which::parse(bad.as_bytes()), None, "{bad:?}");
         }
     }
-
-    #[test]
-    fn every_target_serves_and_sizes_blocks() {
-        // Direct calls (this test binary's global allocator is the default one).
-        fn probe<A: GlobalAlloc>(a: &A, usable: impl Fn(*mut u8, Layout) -> usize) {
-            for (size, align) in [(1, 1), (16, 8), (100, 16), (4096, 64), (1 << 20, 4096)] {
-                let l = Layout::from_size_align(size, align).unwrap();
-                // SAFETY: `l` has a non-zero size.
-                let p = unsafe { a.alloc(l) };
-                assert!(
-                    !p.is_null() && (p as usize).is_multiple_of(align),
-                    "{size}/{align}"
-                );
-                // SAFETY: `p` is a fresh block of `size` bytes.
-                unsafe { p.write_bytes(0xa5, size) };
-                assert!(usable(p, l) >= size, "{size}/{align}");
-                // SAFETY: `p` was allocated by `a` with `l`.
-                unsafe { a.dealloc(p, l) };
-            }
-        }
-        // Each closure is called only on live blocks of its allocator.
-        // SAFETY: see above.
-        probe(&System, |p, l| unsafe { System.usable_size(p, l) });
-        // SAFETY: see above.
-        probe(&ARENA, |p, _| unsafe { ARENA.usable_size(p) });
-        // SAFETY: see above.
-        probe(&ARENA_1, |p, _| unsafe { ARENA_1.usable_size(p) });
-        // SAFETY: see above.
-        probe(&mimalloc::MiMalloc, |p, _| unsafe {
-            mimalloc::MiMalloc.usable_size(p)
-        });
-        // SAFETY: see above.
-        probe(&tikv_jemallocator::Jemalloc, |p, _| unsafe {
-            tikv_jemallocator::usable_size(p)
-        });
-    }
 }

