@@ -2,15 +2,17 @@
 //! sample). The parent re-executes its own binary as
 //! `bench-suite --alloc-child BENCH THREADS quick|full` with
 //! [`BENCH_SUITE_ALLOCATOR`](crate::alloc_select::ENV) set; the child checks that it runs
-//! on the allocator it was asked for, runs one kernel of [`crate::alloc_kernels`] through
-//! its global allocator, checks the answer, and prints one JSON line ([`ChildReport`]).
+//! on the allocator it was asked for, runs one kernel of [`crate::alloc_kernels`] on that
+//! allocator (direct calls; it is also the child's global allocator), checks the answer, and prints one JSON line ([`ChildReport`]).
 
 use std::process::{Command, ExitCode};
 use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
-use crate::alloc_kernels::{self as k, Global, KResult, Outcome};
+use std::alloc::{GlobalAlloc, System};
+
+use crate::alloc_kernels::{self as k, KResult, Outcome};
 use crate::alloc_select::{self, Which};
 
 /// The hidden first argument that makes the runner a child.
@@ -94,10 +96,14 @@ impl Params {
     }
 }
 
-/// Runs `bench` on `threads` threads through the global allocator; checks the checksum
-/// where it is known in advance.
-pub fn run_bench(bench: &str, threads: usize, p: &Params) -> KResult {
-    let a = Global;
+/// Runs `bench` on `threads` threads, calling `a` directly; checks the checksum where it
+/// is known in advance.
+pub fn run_bench<A: GlobalAlloc + Sync>(
+    a: &'static A,
+    bench: &str,
+    threads: usize,
+    p: &Params,
+) -> KResult {
     let expect = |o: Outcome, want: u64| {
         if o.checksum == want {
             Ok(o)
@@ -110,28 +116,40 @@ pub fn run_bench(bench: &str, threads: usize, p: &Params) -> KResult {
     };
     match bench {
         "malloc_test" => expect(
-            k::malloc_test(&a, threads, p.malloc_test_iters)?,
+            k::malloc_test(a, threads, p.malloc_test_iters)?,
             threads as u64 * k::seed_loop_expected(p.malloc_test_iters),
         ),
         "xmalloc" => expect(
-            k::xmalloc(&a, threads, p.xmalloc)?,
+            k::xmalloc(a, threads, p.xmalloc)?,
             k::xmalloc_expected(threads, p.xmalloc.blocks_per_producer),
         ),
         // Sizes drawn per lineage: compared across allocators by the parent.
         "larson" => k::larson(a, threads, p.larson),
         "cache-scratch" => expect(
-            k::cache(&a, threads, p.cache, true)?,
+            k::cache(a, threads, p.cache, true)?,
             k::cache_expected(threads, &p.cache),
         ),
         "cache-thrash" => expect(
-            k::cache(&a, threads, p.cache, false)?,
+            k::cache(a, threads, p.cache, false)?,
             k::cache_expected(threads, &p.cache),
         ),
         "mstress" => expect(
-            k::mstress(&a, threads, p.mstress)?,
+            k::mstress(a, threads, p.mstress)?,
             k::mstress_expected(threads, &p.mstress),
         ),
         other => Err(format!("unknown alloc benchmark `{other}`")),
+    }
+}
+
+/// [`run_bench`] on the allocator `which`, which is also this process's global allocator
+/// (so the child's other allocations and its peak RSS are the same allocator's).
+pub fn run_on(which: Which, bench: &str, threads: usize, p: &Params) -> KResult {
+    match which {
+        Which::Glibc => run_bench(&System, bench, threads, p),
+        Which::Arena => run_bench(&alloc_select::ARENA, bench, threads, p),
+        Which::Arena1 => run_bench(&alloc_select::ARENA_1, bench, threads, p),
+        Which::Mimalloc => run_bench(&mimalloc::MiMalloc, bench, threads, p),
+        Which::Jemalloc => run_bench(&tikv_jemallocator::Jemalloc, bench, threads, p),
     }
 }
 
@@ -183,7 +201,7 @@ fn child(args: &[String]) -> Result<ChildReport, String> {
         .ok_or("the runner's global allocator is not alloc_select::Selected")?;
     let before = arena_alloc::total_stats().allocations;
     let start = Instant::now();
-    let out = run_bench(bench, threads, &Params::new(full))?;
+    let out = run_on(which, bench, threads, &Params::new(full))?;
     let seconds = start.elapsed().as_secs_f64();
     let arena_used = arena_alloc::total_stats().allocations > before;
     if arena_used != matches!(which, Which::Arena | Which::Arena1) {

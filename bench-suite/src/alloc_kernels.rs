@@ -1,10 +1,14 @@
 //! The allocator benchmarks of the `alloc` group, as Rust ports over any [`GlobalAlloc`].
 //!
-//! Each kernel takes the allocator as a parameter: the single-threaded cases call each
-//! allocator's methods directly (all five live in the runner process; a block is always
-//! freed by the allocator that made it), the multi-threaded ones run in a child process
-//! through [`Global`] (`std::alloc::{alloc, realloc, dealloc}`, i.e. the child's global
-//! allocator). Every kernel checks what it reads back (a stamp written into each block,
+//! Each kernel takes the allocator as a parameter and calls its `GlobalAlloc` methods
+//! directly, as code compiled against a `#[global_allocator]` does once the allocator's
+//! functions are inlined: the single-threaded cases run in the runner process (all five
+//! allocators are linked in; a block is always freed by the allocator that made it), the
+//! multi-threaded ones in a child process whose global allocator is the same allocator
+//! (so everything else the child allocates, and its peak RSS, is that allocator's too).
+//! No runner wrapper (counting, dispatch) sits in the measured path. [`Global`]
+//! (`std::alloc::{alloc, realloc, dealloc}`) runs a kernel through whatever the global
+//! allocator is. Every kernel checks what it reads back (a stamp written into each block,
 //! verified before the block is freed) and returns a checksum that the caller compares
 //! with the expected value or across allocators.
 //!
@@ -442,8 +446,8 @@ enum Step {
     Done(Vec<Slot>, u64),
 }
 
-fn larson_round<A: GlobalAlloc + Sync + Copy + Send + 'static>(
-    a: A,
+fn larson_round<A: GlobalAlloc + Sync>(
+    a: &'static A,
     mut slots: Vec<Slot>,
     mut r: Rng,
     mut sum: u64,
@@ -452,8 +456,8 @@ fn larson_round<A: GlobalAlloc + Sync + Copy + Send + 'static>(
 ) -> KResult<Step> {
     for _ in 0..p.ops_per_generation {
         let i = (r.draw() as usize) % slots.len();
-        sum = sum.wrapping_add(larson_free(&a, slots[i])?);
-        slots[i] = larson_new(&a, &mut r, &p)?;
+        sum = sum.wrapping_add(larson_free(a, slots[i])?);
+        slots[i] = larson_new(a, &mut r, &p)?;
     }
     if generation + 1 == p.generations {
         return Ok(Step::Done(slots, sum));
@@ -470,11 +474,7 @@ fn larson_round<A: GlobalAlloc + Sync + Copy + Send + 'static>(
 /// `ops_per_generation` replacements exits, handing its blocks to a new thread (so blocks
 /// are freed by threads other than their allocator), `generations` times. Operations:
 /// replacements; checksum: sum of the sizes freed (each block checked before its free).
-pub fn larson<A: GlobalAlloc + Sync + Copy + Send + 'static>(
-    a: A,
-    threads: usize,
-    p: Larson,
-) -> KResult {
+pub fn larson<A: GlobalAlloc + Sync>(a: &'static A, threads: usize, p: Larson) -> KResult {
     if p.min < 8 || p.max < p.min || p.chunks == 0 || p.generations == 0 {
         return Err(format!("bad larson parameters {p:?}"));
     }
@@ -482,7 +482,7 @@ pub fn larson<A: GlobalAlloc + Sync + Copy + Send + 'static>(
     for t in 0..threads {
         let mut r = Rng::new(1000 + t as u64);
         let slots = (0..p.chunks)
-            .map(|_| larson_new(&a, &mut r, &p))
+            .map(|_| larson_new(a, &mut r, &p))
             .collect::<KResult<Vec<_>>>()?;
         lineages.push((slots, r));
     }
@@ -502,7 +502,7 @@ pub fn larson<A: GlobalAlloc + Sync + Copy + Send + 'static>(
                 Step::Done(slots, sum) => {
                     checksum = checksum.wrapping_add(sum);
                     for s in slots {
-                        checksum = checksum.wrapping_add(larson_free(&a, s)?);
+                        checksum = checksum.wrapping_add(larson_free(a, s)?);
                     }
                     break;
                 }

@@ -55,10 +55,13 @@ fn multi_thread_kernels_check_out() {
         ops_per_generation: 500,
         generations: 3,
     };
-    let (x, y) = (larson(a, 2, p).unwrap(), larson(a, 2, p).unwrap());
+    let (x, y) = (
+        larson(&Global, 2, p).unwrap(),
+        larson(&Global, 2, p).unwrap(),
+    );
     assert_eq!(x, y, "larson is deterministic");
     assert_eq!(x.ops, 2 * 3 * 500);
-    assert!(larson(a, 1, Larson { min: 4, ..p }).is_err());
+    assert!(larson(&Global, 1, Larson { min: 4, ..p }).is_err());
     let p = Cache {
         iterations: 10,
         repetitions: 300,

@@ -44,8 +44,10 @@ pub const SIMPLE_SIZES: [usize; 2] = [16, 256];
 /// Block sizes of the simple bench (full mode).
 pub const SIMPLE_SIZES_FULL: [usize; 4] = [16, 64, 256, 1024];
 
-/// Operations per timed call of the pair, size sweep and seed loop.
+/// Operations per timed call of the pair and the size sweep.
 const OPS: u64 = 1000;
+/// Iterations per timed call of the seed loop.
+const LOOP_OPS: u64 = 10_000;
 
 macro_rules! for_each_allocator {
     (|$label:ident, $a:ident| $body:block) => {{
@@ -145,13 +147,19 @@ fn single_threaded(ctx: &mut Ctx<'_>) -> BenchResult {
                 expect(k::size_pair_expected(n)),
             )?;
         }
+        // A fresh seed per call: a short sequence of sizes repeated call after call
+        // would be learnt by the branch predictor and flatter every allocator.
         let case = Case::new("malloc_test loop", label, "threads", 1).baseline(BASELINE);
+        let mut seed = 0u64;
         ctx.time(
             &case,
-            OPS,
-            || OPS,
-            |n| k::seed_loop(a, n, 1),
-            expect(k::seed_loop_expected(OPS)),
+            LOOP_OPS,
+            || {
+                seed += 1;
+                seed
+            },
+            |seed| k::seed_loop(a, LOOP_OPS, seed),
+            expect(k::seed_loop_expected(LOOP_OPS)),
         )?;
         for &blocks in &SIMPLE_BLOCKS {
             let iters = (1600 / blocks) as u64;
