@@ -144,18 +144,21 @@ extern "C" fn fork_prepare() {
     for a in &ARENAS {
         a.lock.lock();
     }
+    HUGE_CACHE.lock.lock();
 }
 
 extern "C" fn fork_parent() {
     for a in &ARENAS {
         a.lock.unlock();
     }
+    HUGE_CACHE.lock.unlock();
 }
 
 extern "C" fn fork_child() {
     for a in &ARENAS {
         a.lock.reset();
     }
+    HUGE_CACHE.lock.reset();
 }
 
 // ---------------------------------------------------------------------------------------
@@ -366,6 +369,16 @@ unsafe fn free_locked(
 #[cold]
 #[inline(never)]
 unsafe fn free_fixup(arena: &Arena, st: &mut ArenaState, page: *mut Page, was_full: bool) {
+    // SAFETY: forwarded from the caller.
+    unsafe { fixup_locked(st, page, was_full) };
+    arena.lock.unlock();
+}
+
+/// The list upkeep of `free_fixup`, lock kept.
+///
+/// # Safety
+/// As for `free_fixup`.
+unsafe fn fixup_locked(st: &mut ArenaState, page: *mut Page, was_full: bool) {
     // SAFETY: the lock is held; `class` is fixed while the page is formatted.
     let class = unsafe { (*page).class } as usize;
     if was_full {
@@ -376,6 +389,30 @@ unsafe fn free_fixup(arena: &Arena, st: &mut ArenaState, page: *mut Page, was_fu
     } else {
         // SAFETY: the lock is held and the page is empty and in its class list.
         unsafe { retire_page(st, page, class) };
+    }
+}
+
+/// Frees a linked list of small blocks (first word = next), all owned by arena `owner`,
+/// under one acquisition of its lock.
+///
+/// # Safety
+/// Every block of the list is a live small block of arena `owner`, given up here.
+unsafe fn free_list(owner: usize, mut p: *mut u8, current: usize) {
+    let arena = arena(owner);
+    let st = arena.acquire();
+    while !p.is_null() {
+        // SAFETY: list links live in the blocks' first word.
+        let next = unsafe { p.cast::<*mut u8>().read() };
+        let page = page::page_of(page::segment_of(p), p);
+        // SAFETY: the lock is held and `p` is a live block of `page`.
+        let (class, was_full, empty) = unsafe { page::put_block(page, p) };
+        st.frees += 1;
+        st.remote_frees += u64::from(owner != current);
+        if was_full || (empty && st.classes[class] != page) {
+            // SAFETY: the lock is held and `page` is formatted.
+            unsafe { fixup_locked(st, page, was_full) };
+        }
+        p = next;
     }
     arena.lock.unlock();
 }
@@ -495,13 +532,77 @@ fn round_to_os_page(n: usize) -> Option<usize> {
     Some(n.checked_add(ps - 1)? & !(ps - 1))
 }
 
+/// Freed huge mappings kept for reuse (segment-aligned ones only), so a program that
+/// repeatedly allocates and frees large blocks does not pay four syscalls each time.
+const HUGE_CACHE_SLOTS: usize = 64;
+/// Most bytes the huge cache may hold in all (they stay resident).
+pub const HUGE_CACHE_BYTES: usize = 32 << 20;
+
+struct HugeCache {
+    slots: [(*mut SegmentHeader, usize); HUGE_CACHE_SLOTS],
+    bytes: usize,
+}
+
+struct HugeCacheCell {
+    lock: RawLock<AtomicU32>,
+    cache: UnsafeCell<HugeCache>,
+}
+
+// SAFETY: `cache` is only accessed while `lock` is held.
+unsafe impl Sync for HugeCacheCell {}
+
+static HUGE_CACHE: HugeCacheCell = HugeCacheCell {
+    lock: RawLock::new(AtomicU32::new(0)),
+    cache: UnsafeCell::new(HugeCache {
+        slots: [(ptr::null_mut(), 0); HUGE_CACHE_SLOTS],
+        bytes: 0,
+    }),
+};
+
+/// Takes a cached mapping of `len..=2 * len` bytes, or null.
+fn huge_cache_take(len: usize) -> (*mut SegmentHeader, usize) {
+    HUGE_CACHE.lock.lock();
+    // SAFETY: the lock is held.
+    let c = unsafe { &mut *HUGE_CACHE.cache.get() };
+    let mut found = (ptr::null_mut(), 0);
+    for slot in c.slots.iter_mut() {
+        if !slot.0.is_null() && slot.1 >= len && slot.1 / 2 <= len {
+            found = *slot;
+            *slot = (ptr::null_mut(), 0);
+            c.bytes -= found.1;
+            break;
+        }
+    }
+    HUGE_CACHE.lock.unlock();
+    found
+}
+
+/// Keeps a freed mapping for reuse; `false` if the cache is full (the caller unmaps).
+fn huge_cache_put(seg: *mut SegmentHeader, len: usize) -> bool {
+    HUGE_CACHE.lock.lock();
+    // SAFETY: the lock is held.
+    let c = unsafe { &mut *HUGE_CACHE.cache.get() };
+    let mut kept = false;
+    if c.bytes + len <= HUGE_CACHE_BYTES
+        && let Some(slot) = c.slots.iter_mut().find(|s| s.0.is_null())
+    {
+        *slot = (seg, len);
+        c.bytes += len;
+        kept = true;
+    }
+    HUGE_CACHE.lock.unlock();
+    kept
+}
+
 /// Maps a block of `size` bytes aligned to `align`, owned (for statistics) by arena `idx`.
-pub(crate) fn alloc_huge(idx: usize, size: usize, align: usize) -> *mut u8 {
+/// `zeroed`: the block must read as zeros (a fresh mapping does, a reused one does not,
+/// so zeroed requests skip the cache).
+pub(crate) fn alloc_huge(idx: usize, size: usize, align: usize, zeroed: bool) -> *mut u8 {
     if !is_ready() {
         ensure_ready();
     }
     let (map_align, map_offset, block_offset) = huge_geometry(align);
-    let Some(len) = size.checked_add(block_offset).and_then(round_to_os_page) else {
+    let Some(mut len) = size.checked_add(block_offset).and_then(round_to_os_page) else {
         return ptr::null_mut();
     };
     if len
@@ -510,7 +611,17 @@ pub(crate) fn alloc_huge(idx: usize, size: usize, align: usize) -> *mut u8 {
     {
         return ptr::null_mut();
     }
-    let h = sys::map_aligned(len, map_align, map_offset);
+    let mut h = ptr::null_mut();
+    if !zeroed && map_align == SEGMENT_SIZE {
+        let (seg, cached_len) = huge_cache_take(len);
+        if !seg.is_null() {
+            h = seg.cast::<u8>();
+            len = cached_len;
+        }
+    }
+    if h.is_null() {
+        h = sys::map_aligned(len, map_align, map_offset);
+    }
     if h.is_null() {
         return h;
     }
@@ -544,6 +655,10 @@ unsafe fn free_huge(seg: *mut SegmentHeader, current: usize) {
         s.huge_remote_frees.fetch_add(1, Ordering::Relaxed);
     }
     s.huge_bytes.fetch_sub(len - off, Ordering::Relaxed);
+    // Segment-aligned mappings (alignment below a segment) can serve any later request.
+    if off < SEGMENT_SIZE && huge_cache_put(seg, len) {
+        return;
+    }
     // SAFETY: the mapping belongs to this block alone, which the caller gives up.
     unsafe { sys::unmap(seg.cast(), len) };
 }
@@ -619,11 +734,6 @@ pub(crate) unsafe fn resize_in_place(p: *mut u8, new_size: usize, align: usize) 
     None
 }
 
-/// Whether a fresh block for (`size`, `align`) is known to be zeroed already.
-pub(crate) fn fresh_is_zeroed(size: usize, align: usize) -> bool {
-    class_for(size, align).is_none()
-}
-
 // ---------------------------------------------------------------------------------------
 // Per-thread cache of small blocks.
 //
@@ -656,9 +766,13 @@ struct Bin {
 
 struct ThreadCache {
     bins: [Bin; CACHED_CLASSES],
-    /// Arena whose blocks this cache holds.
+    /// Arena whose blocks this cache holds (`NO_ARENA` until the first refill).
     arena: usize,
     state: u8,
+    /// Freed blocks of another arena (`remote_owner`), returned in one batch.
+    remote: *mut u8,
+    remote_owner: usize,
+    remote_count: u32,
 }
 
 std::thread_local! {
@@ -666,11 +780,18 @@ std::thread_local! {
     static CACHE: UnsafeCell<ThreadCache> = const {
         UnsafeCell::new(ThreadCache {
             bins: [Bin { head: ptr::null_mut(), count: 0 }; CACHED_CLASSES],
-            arena: 0,
+            arena: NO_ARENA,
             state: CACHE_UNREGISTERED,
+            remote: ptr::null_mut(),
+            remote_owner: 0,
+            remote_count: 0,
         })
     };
 }
+
+/// `ThreadCache::arena` of a thread that has not allocated yet: every block it frees is
+/// some other arena's.
+const NO_ARENA: usize = usize::MAX;
 
 /// The pthread key whose destructor flushes a thread's cache (`u32::MAX`: none).
 static CACHE_KEY: AtomicU32 = AtomicU32::new(u32::MAX);
@@ -697,6 +818,9 @@ pub(crate) fn cache_pop(class: usize) -> Option<*mut u8> {
     Some(h)
 }
 
+/// Blocks of another arena a thread collects before returning them under one lock.
+pub const REMOTE_BATCH: u32 = 32;
+
 /// Offers small block `p` of class `class` owned by arena `owner` to the cache; `false`
 /// means the caller frees it to the arena.
 ///
@@ -704,23 +828,95 @@ pub(crate) fn cache_pop(class: usize) -> Option<*mut u8> {
 /// `p` is a live small block of class `class`, given up by the caller if accepted.
 #[inline]
 pub(crate) unsafe fn cache_push(p: *mut u8, owner: usize, class: usize) -> bool {
-    let Some(tc) = cache_ptr() else {
+    let Some(tcp) = cache_ptr() else {
         return false;
     };
     // SAFETY: this thread's own cache (see `cache_pop`).
-    let tc = unsafe { &mut *tc };
+    let tc = unsafe { &mut *tcp };
     if tc.state != CACHE_ACTIVE || tc.arena != owner || class >= CACHED_CLASSES {
-        return false;
+        // SAFETY: forwarded from the caller.
+        return unsafe { push_slow(tcp, p, owner, class) };
     }
     let bin = &mut tc.bins[class];
     if bin.count >= CACHE_BLOCKS {
-        return false;
+        // SAFETY: forwarded from the caller.
+        return unsafe { push_slow(tcp, p, owner, class) };
     }
     // SAFETY: `p` is free now and at least 16 bytes long.
     unsafe { p.cast::<*mut u8>().write(bin.head) };
     bin.head = p;
     bin.count += 1;
     true
+}
+
+/// `cache_push` when the block is not simply parked: registers the cache on first use,
+/// returns a full bin to the arena in one batch, and batches blocks of other arenas.
+///
+/// # Safety
+/// As for `cache_push`; `tcp` is this thread's cache.
+#[cold]
+#[inline(never)]
+unsafe fn push_slow(tcp: *mut ThreadCache, p: *mut u8, owner: usize, class: usize) -> bool {
+    // SAFETY: this thread's own cache; no reference outlives a call that may re-enter.
+    if unsafe { (*tcp).state } == CACHE_UNREGISTERED {
+        // SAFETY: as above.
+        unsafe { register(tcp) };
+    }
+    // SAFETY: as above.
+    let tc = unsafe { &mut *tcp };
+    if tc.state != CACHE_ACTIVE {
+        return false;
+    }
+    if tc.arena == owner && class < CACHED_CLASSES {
+        // The bin is full: return it whole under one lock, then park `p`.
+        let bin = &mut tc.bins[class];
+        let head = bin.head;
+        *bin = Bin {
+            head: ptr::null_mut(),
+            count: 0,
+        };
+        // SAFETY: the bin's blocks are free blocks of this arena, detached above.
+        unsafe { free_list(owner, head, owner) };
+        // SAFETY: `p` is free and at least 16 bytes; the bin is this thread's.
+        unsafe { cache_insert(tcp, class, p) };
+        return true;
+    }
+    // A block of another arena: batch it (one owner at a time).
+    if tc.remote_count > 0 && tc.remote_owner != owner {
+        // SAFETY: as above.
+        unsafe { flush_remote(tcp) };
+    }
+    // SAFETY: as above.
+    let tc = unsafe { &mut *tcp };
+    // SAFETY: `p` is free and at least 16 bytes long.
+    unsafe { p.cast::<*mut u8>().write(tc.remote) };
+    tc.remote = p;
+    tc.remote_owner = owner;
+    tc.remote_count += 1;
+    if tc.remote_count >= REMOTE_BATCH {
+        // SAFETY: as above.
+        unsafe { flush_remote(tcp) };
+    }
+    true
+}
+
+/// Returns the batched blocks of another arena.
+///
+/// # Safety
+/// `tcp` is this thread's cache.
+unsafe fn flush_remote(tcp: *mut ThreadCache) {
+    // SAFETY: forwarded; the batch is detached before the blocks are freed.
+    let (head, owner, current) = unsafe {
+        let tc = &mut *tcp;
+        let h = tc.remote;
+        tc.remote = ptr::null_mut();
+        tc.remote_count = 0;
+        (h, tc.remote_owner, tc.arena)
+    };
+    if !head.is_null() {
+        // SAFETY: the batch holds free blocks of `owner`, detached above.
+        unsafe { free_list(owner, head, current) };
+    }
 }
 
 /// Cache miss on class `class` (< CACHED_CLASSES): refills from arena `idx` under one
@@ -829,7 +1025,7 @@ unsafe fn flush(tcp: *mut ThreadCache) {
     let current = unsafe { (*tcp).arena };
     for class in 0..CACHED_CLASSES {
         // SAFETY: forwarded from the caller; the bin is detached before freeing.
-        let mut p = unsafe {
+        let p = unsafe {
             let bin = &mut (*tcp).bins[class];
             let h = bin.head;
             *bin = Bin {
@@ -838,14 +1034,13 @@ unsafe fn flush(tcp: *mut ThreadCache) {
             };
             h
         };
-        while !p.is_null() {
-            // SAFETY: cached blocks are free and link to the next one.
-            let next = unsafe { p.cast::<*mut u8>().read() };
-            // SAFETY: the block is a live (cached) block of ours, given up here.
-            unsafe { free(p, current) };
-            p = next;
+        if !p.is_null() {
+            // SAFETY: the bin's blocks are free blocks of the cache's arena, detached.
+            unsafe { free_list(current, p, current) };
         }
     }
+    // SAFETY: forwarded from the caller.
+    unsafe { flush_remote(tcp) };
 }
 
 /// The pthread key destructor: runs in the exiting thread with its cache pointer.

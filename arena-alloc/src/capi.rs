@@ -63,12 +63,11 @@ pub extern "C" fn calloc(n: usize, size: usize) -> *mut c_void {
         sys::set_errno(libc::ENOMEM);
         return core::ptr::null_mut();
     };
-    let p = alloc_aligned(total, MALLOC_ALIGN);
-    if !p.is_null() && !arena::fresh_is_zeroed(total.max(1), MALLOC_ALIGN) {
-        // SAFETY: `p` is a fresh block of at least `total` bytes.
-        unsafe { core::ptr::write_bytes(p.cast::<u8>(), 0, total) };
+    let p = C_ALLOC.allocate_zeroed(total.max(1), MALLOC_ALIGN);
+    if p.is_null() {
+        sys::set_errno(libc::ENOMEM);
     }
-    p
+    p.cast()
 }
 
 /// C `realloc`.

@@ -13,8 +13,8 @@ mod sys;
 use core::alloc::{GlobalAlloc, Layout};
 
 pub use arena::{
-    ArenaStats, CACHE_BLOCKS, CACHED_CLASSES, MAX_HEAP_COUNT, arena_stats, flush_thread_cache,
-    total_stats,
+    ArenaStats, CACHE_BLOCKS, CACHED_CLASSES, HUGE_CACHE_BYTES, MAX_HEAP_COUNT, REMOTE_BATCH,
+    arena_stats, flush_thread_cache, total_stats,
 };
 pub use class::{
     CLASS_SIZES, MIN_BLOCK, NUM_CLASSES, SMALL_MAX, class_for, class_of, class_size,
@@ -115,7 +115,20 @@ impl ArenaAlloc {
                 return arena::alloc_small(idx, c);
             }
         }
-        self.allocate_slow(size, align)
+        self.allocate_slow(size, align, false)
+    }
+
+    /// `allocate`, then zeroed: small blocks are cleared, huge ones are fresh mappings.
+    fn allocate_zeroed(&self, size: usize, align: usize) -> *mut u8 {
+        if class_for(size, align).is_none() {
+            return self.allocate_slow(size, align, true);
+        }
+        let p = self.allocate(size, align);
+        if !p.is_null() {
+            // SAFETY: `p` is a fresh block of at least `size` bytes.
+            unsafe { core::ptr::write_bytes(p, 0, size) };
+        }
+        p
     }
 
     #[cold]
@@ -126,11 +139,11 @@ impl ArenaAlloc {
 
     #[cold]
     #[inline(never)]
-    fn allocate_slow(&self, size: usize, align: usize) -> *mut u8 {
+    fn allocate_slow(&self, size: usize, align: usize, zeroed: bool) -> *mut u8 {
         let idx = self.arena_index();
         match class_for(size, align) {
             Some(c) => arena::alloc_small(idx, c),
-            None => arena::alloc_huge(idx, size, align),
+            None => arena::alloc_huge(idx, size, align, zeroed),
         }
     }
 
@@ -212,12 +225,7 @@ unsafe impl GlobalAlloc for ArenaAlloc {
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        let p = self.allocate(layout.size(), layout.align());
-        if !p.is_null() && !arena::fresh_is_zeroed(layout.size(), layout.align()) {
-            // SAFETY: `p` is a fresh block of at least `layout.size()` bytes.
-            unsafe { core::ptr::write_bytes(p, 0, layout.size()) };
-        }
-        p
+        self.allocate_zeroed(layout.size(), layout.align())
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {

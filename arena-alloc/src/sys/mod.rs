@@ -66,7 +66,42 @@ pub(crate) unsafe fn unmap(p: *mut u8, len: usize) {
 
 /// Maps `len` bytes at an address `h` with `(h + offset) % align == 0` (`align` a power of
 /// two, multiple of the OS page; `offset` a multiple of the OS page below or equal `align`).
+///
+/// First asks for the aligned address just below the previous aligned mapping (the kernel
+/// hands out addresses top-down, so that range is usually free): one syscall. Otherwise
+/// maps `len + align` bytes and trims both ends (three syscalls).
 pub(crate) fn map_aligned(len: usize, align: usize, offset: usize) -> *mut u8 {
+    static NEXT_BELOW: AtomicUsize = AtomicUsize::new(0);
+    let below = NEXT_BELOW.load(Ordering::Relaxed);
+    // The highest `h <= below - len` with `(h + offset) % align == 0`.
+    let want = below
+        .checked_sub(len)
+        .and_then(|top| top.checked_add(offset))
+        .map(|t| t & !(align - 1))
+        .and_then(|t| t.checked_sub(offset))
+        .filter(|&h| h > 0);
+    if let Some(want) = want {
+        // SAFETY: without MAP_FIXED the address is only a hint; nothing existing is touched.
+        let p = unsafe {
+            libc::mmap(
+                want as *mut libc::c_void,
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+                -1,
+                0,
+            )
+        };
+        if p != libc::MAP_FAILED {
+            let p = p.cast::<u8>();
+            if p.addr() == want {
+                NEXT_BELOW.store(want, Ordering::Relaxed);
+                return p;
+            }
+            // SAFETY: a fresh mapping of `len` bytes we own and never handed out.
+            unsafe { unmap(p, len) };
+        }
+    }
     let Some(total) = len.checked_add(align) else {
         return ptr::null_mut();
     };
@@ -81,6 +116,7 @@ pub(crate) fn map_aligned(len: usize, align: usize, offset: usize) -> *mut u8 {
     unsafe { unmap(raw, lead) };
     // SAFETY: as above.
     unsafe { unmap(h.wrapping_add(len), total - lead - len) };
+    NEXT_BELOW.store(h_addr, Ordering::Relaxed);
     h
 }
 
