@@ -34,8 +34,20 @@ pub const GROUP: Group = Group {
 pub const BASELINE: &str = "glibc";
 
 /// Request sizes of the size sweep: the seed loop's range, 1 KiB, 64 KiB, 1 MiB (design
-/// note `arena-alloc.md`).
-pub const SIZES: [usize; 8] = [8, 16, 32, 64, 128, 1024, 64 << 10, 1 << 20];
+/// note `arena-alloc.md`), and both sides of arena-alloc's largest size class
+/// ([`arena_alloc::SMALL_MAX`], its mmap threshold).
+pub const SIZES: [usize; 10] = [
+    8,
+    16,
+    32,
+    64,
+    128,
+    1024,
+    64 << 10,
+    arena_alloc::SMALL_MAX,
+    arena_alloc::SMALL_MAX + 1,
+    1 << 20,
+];
 
 /// glibc `bench-malloc-simple`: blocks allocated then freed per round.
 pub const SIMPLE_BLOCKS: [usize; 4] = [25, 100, 400, 1600];
@@ -136,7 +148,11 @@ fn single_threaded(ctx: &mut Ctx<'_>) -> BenchResult {
             expect(OPS * (OPS - 1) / 2),
         )?;
         for size in SIZES {
-            let n = if size >= 1 << 20 { OPS / 10 } else { OPS };
+            let n = if size > arena_alloc::SMALL_MAX {
+                OPS / 10
+            } else {
+                OPS
+            };
             let case =
                 Case::new("alloc+write+free", label, "bytes", size as u64).baseline(BASELINE);
             ctx.time(
