@@ -241,7 +241,7 @@ impl LeanCString {
 impl Clone for LeanCString {
     fn clone(&self) -> Self {
         Self {
-            repr: ok(self.repr.try_clone()),
+            repr: self.repr.clone_or_raise(),
         }
     }
 }

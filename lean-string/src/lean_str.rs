@@ -133,7 +133,7 @@ impl Clone for LeanStr {
     #[inline]
     fn clone(&self) -> Self {
         Self {
-            repr: ok(self.repr.try_clone()),
+            repr: self.repr.clone_or_raise(),
         }
     }
 }

@@ -421,7 +421,7 @@ impl<L: HeaderPolicy> Clone for LeanStringWith<L> {
     #[inline]
     fn clone(&self) -> Self {
         Self {
-            repr: ok(self.repr.try_clone()),
+            repr: self.repr.clone_or_raise(),
         }
     }
 }

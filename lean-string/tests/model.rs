@@ -13,8 +13,13 @@ const STATICS: [&str; 4] = [
     "a static string well past the inline limit",
 ];
 
-fn cases() -> u32 {
-    if cfg!(miri) { 8 } else { 192 }
+/// Fewer cases under Miri, and no failure-persistence file (Miri isolates the filesystem).
+fn config() -> ProptestConfig {
+    let mut c = ProptestConfig::with_cases(if cfg!(miri) { 6 } else { 192 });
+    if cfg!(miri) {
+        c.failure_persistence = None;
+    }
+    c
 }
 
 fn text() -> impl Strategy<Value = String> {
@@ -231,7 +236,7 @@ fn run_cstring(start: &str, ops: &[Op]) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: cases(), ..ProptestConfig::default() })]
+    #![proptest_config(config())]
 
     #[test]
     fn lean_string_matches_string(start in text(), ops in proptest::collection::vec(op(), 1..40)) {

@@ -91,7 +91,7 @@ impl CRepr {
         let last = self.w.last();
         let is_ptr = last >= HEAP_TAG;
         let inline_len = C_INLINE_CAPACITY.wrapping_sub(last as usize);
-        let ptr = if is_ptr { self.w.w0() } else { self.w.base() };
+        let ptr = if is_ptr { self.w.w0 } else { self.w.base() };
         let len = if is_ptr {
             self.w.w1() & LEN_MASK
         } else {
@@ -137,19 +137,31 @@ impl CRepr {
         }
     }
 
-    pub(crate) fn try_clone(&self) -> Result<Self, ReserveError> {
+    /// O(1): a refcount increment for heap strings, a copy of the words otherwise. Kept
+    /// free of `Result` so the words stay in registers.
+    #[inline(always)]
+    pub(crate) fn clone_or_raise(&self) -> Self {
         if self.kind() == Kind::Heap {
             // SAFETY: the buffer is live while we hold our reference.
-            if heap::acquire(unsafe { heap::refcount(self.heap_ptr()) }) {
-                // SAFETY: we took a reference for the copy.
-                let w = unsafe { ptr::read(&self.w) };
-                return Ok(Self { w });
+            let rc = unsafe { heap::refcount(self.heap_ptr()) };
+            if !heap::acquire(rc) {
+                return self.saturated_copy();
             }
-            return Self::from_str_no_nul(self.as_str());
         }
-        // SAFETY: inline and static words own nothing.
+        // SAFETY: inline and static words own nothing; for a heap string we just took a
+        // reference for the copy.
         let w = unsafe { ptr::read(&self.w) };
-        Ok(Self { w })
+        Self { w }
+    }
+
+    /// The refcount is saturated: deep-copy instead.
+    #[cold]
+    #[inline(never)]
+    fn saturated_copy(&self) -> Self {
+        match Self::from_str_no_nul(self.as_str()) {
+            Ok(s) => s,
+            Err(e) => e.raise(),
+        }
     }
 
     /// Writable in place with room for `additional` more bytes (plus the NUL).

@@ -118,18 +118,24 @@ impl Words {
         unsafe { core::mem::transmute::<Raw, Words>(raw) }
     }
 
+    #[inline(always)]
+    const fn raw(&self) -> Raw {
+        // SAFETY: `Words` and `Raw` have the same layout; reading the bytes as a `usize` is
+        // valid for any initialised bytes, and word 0 is a pointer in both.
+        unsafe { ptr::read(ptr::from_ref(self).cast::<Raw>()) }
+    }
+
     /// Word 1 as a little-endian integer: the tag is its top byte on every target.
     #[inline(always)]
     const fn w1(&self) -> usize {
-        // SAFETY: `Words` and `Raw` have the same layout; reading the bytes as a `usize` is
-        // valid for any initialised bytes.
-        let raw = unsafe { ptr::read(ptr::from_ref(self).cast::<Raw>()) };
-        usize::from_le(raw.w1)
+        usize::from_le(self.raw().w1)
     }
 
+    /// The tag, read through word 1 (not as a byte) so the optimiser keeps treating word 1
+    /// as one integer and moves it whole instead of as 7 + 1 bytes.
     #[inline(always)]
     const fn last(&self) -> u8 {
-        self.last as u8
+        (self.w1() >> LEN_BITS) as u8
     }
 
     #[inline(always)]
@@ -138,7 +144,7 @@ impl Words {
     }
 
     #[inline(always)]
-    fn base(&self) -> *const u8 {
+    const fn base(&self) -> *const u8 {
         ptr::from_ref(self).cast::<u8>()
     }
 

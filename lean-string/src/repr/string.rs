@@ -137,11 +137,7 @@ impl<L: HeaderPolicy> Repr<L> {
         if inline_len > INLINE_CAPACITY {
             inline_len = INLINE_CAPACITY;
         }
-        let ptr = if is_ptr {
-            self.w.w0
-        } else {
-            ptr::from_ref(&self.w).cast::<u8>()
-        };
+        let ptr = if is_ptr { self.w.w0 } else { self.w.base() };
         let len = if is_ptr {
             self.w.w1() & LEN_MASK
         } else {
@@ -202,19 +198,31 @@ impl<L: HeaderPolicy> Repr<L> {
         }
     }
 
-    pub(crate) fn try_clone(&self) -> Result<Self, ReserveError> {
+    /// O(1): a refcount increment for heap strings, a copy of the words otherwise. Kept
+    /// free of `Result` so the words stay in registers.
+    #[inline(always)]
+    pub(crate) fn clone_or_raise(&self) -> Self {
         if self.kind() == Kind::Heap {
             // SAFETY: the buffer is live while we hold our reference.
-            if heap::acquire(unsafe { heap::refcount(self.heap_ptr()) }) {
-                // SAFETY: we just took a reference for the copy of the words.
-                let w = unsafe { ptr::read(&self.w) };
-                return Ok(Self::wrap(w));
+            let rc = unsafe { heap::refcount(self.heap_ptr()) };
+            if !heap::acquire(rc) {
+                return self.saturated_copy();
             }
-            return Self::from_str(self.as_str());
         }
-        // SAFETY: inline and static words own nothing; copying them is a full clone.
+        // SAFETY: inline and static words own nothing; for a heap string we just took a
+        // reference for the copy.
         let w = unsafe { ptr::read(&self.w) };
-        Ok(Self::wrap(w))
+        Self::wrap(w)
+    }
+
+    /// The refcount is saturated: deep-copy instead.
+    #[cold]
+    #[inline(never)]
+    fn saturated_copy(&self) -> Self {
+        match Self::from_str(self.as_str()) {
+            Ok(s) => s,
+            Err(e) => e.raise(),
+        }
     }
 
     /// Makes the bytes writable in place with room for `additional` more bytes: a shared
