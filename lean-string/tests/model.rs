@@ -15,7 +15,7 @@ const STATICS: [&str; 4] = [
 
 /// Fewer cases under Miri, and no failure-persistence file (Miri isolates the filesystem).
 fn config() -> ProptestConfig {
-    let mut c = ProptestConfig::with_cases(if cfg!(miri) { 6 } else { 192 });
+    let mut c = ProptestConfig::with_cases(if cfg!(miri) { 3 } else { 192 });
     if cfg!(miri) {
         c.failure_persistence = None;
     }
@@ -74,6 +74,9 @@ fn op() -> impl Strategy<Value = Op> {
         1 => (0usize..STATICS.len()).prop_map(Op::Static),
     ]
 }
+
+/// Operations per sequence (shorter under Miri, which is ~1000x slower).
+const MAX_OPS: usize = if cfg!(miri) { 12 } else { 40 };
 
 /// A char boundary of `s` picked by `raw`.
 fn boundary(s: &str, raw: usize) -> usize {
@@ -239,17 +242,17 @@ proptest! {
     #![proptest_config(config())]
 
     #[test]
-    fn lean_string_matches_string(start in text(), ops in proptest::collection::vec(op(), 1..40)) {
+    fn lean_string_matches_string(start in text(), ops in proptest::collection::vec(op(), 1..MAX_OPS)) {
         run_string::<lean_string::Compact>(&start, &ops);
     }
 
     #[test]
-    fn wide_lean_string_matches_string(start in text(), ops in proptest::collection::vec(op(), 1..40)) {
+    fn wide_lean_string_matches_string(start in text(), ops in proptest::collection::vec(op(), 1..MAX_OPS)) {
         run_string::<lean_string::Wide>(&start, &ops);
     }
 
     #[test]
-    fn lean_cstring_matches_string(start in text(), ops in proptest::collection::vec(op(), 1..40)) {
+    fn lean_cstring_matches_string(start in text(), ops in proptest::collection::vec(op(), 1..MAX_OPS)) {
         run_cstring(&start, &ops);
     }
 

@@ -255,7 +255,8 @@ fn inline_string(bytes: &[u8]) -> Words {
     };
     // SAFETY: for a full string the top byte is the final byte of valid UTF-8 (< 0xC0);
     // otherwise it is 0xC0 + len <= 0xCF (the high bytes of `w1` are zero).
-    unsafe { Words::from_parts(ptr::without_provenance(w0), w1 | tag) }
+    // Word 0 holds bytes, not an address: store it in little-endian byte order too.
+    unsafe { Words::from_parts(ptr::without_provenance(w0.to_le()), w1 | tag) }
 }
 
 /// An inline `LeanCString` (`bytes.len() <= C_INLINE_CAPACITY`, no NUL): the last byte is
@@ -266,7 +267,8 @@ fn inline_cstring(bytes: &[u8]) -> Words {
     let (w0, w1) = inline_words(bytes);
     let tag = (C_INLINE_CAPACITY - len) << LEN_BITS;
     // SAFETY: `len <= 15` bytes leave the top byte zero; the tag is 0..=15.
-    unsafe { Words::from_parts(ptr::without_provenance(w0), w1 | tag) }
+    // Word 0 holds bytes, not an address: store it in little-endian byte order too.
+    unsafe { Words::from_parts(ptr::without_provenance(w0.to_le()), w1 | tag) }
 }
 
 // `Words` holds raw pointers, but every owner type is `Send + Sync` by its own impl.
