@@ -155,3 +155,20 @@ fn serde_round_trip() {
     assert_eq!(serde_json::from_str::<LeanString>(&j).unwrap(), s);
     assert!(serde_json::from_str::<LeanCString>("\"a\\u0000b\"").is_err());
 }
+
+#[test]
+fn capacity_limits_are_errors_or_clear_panics() {
+    use lean_string::MAX_LEN;
+    assert!(LeanString::try_with_capacity(MAX_LEN + 1).is_err());
+    let mut s = LeanString::from("abc");
+    let e = s.try_reserve(usize::MAX).unwrap_err();
+    assert!(e.to_string().contains("capacity overflow"), "{e}");
+    assert_eq!(s, "abc");
+    assert!(LeanString::from("ab").try_repeat(usize::MAX).is_err());
+}
+
+#[test]
+#[should_panic(expected = "capacity overflow")]
+fn reserve_overflow_panics_with_a_message() {
+    LeanString::from("abc").reserve(usize::MAX);
+}
