@@ -37,10 +37,12 @@ fn ok<T>(r: Result<T, ReserveError>) -> T {
 /// The position of the first NUL in `s`, as an error.
 #[inline]
 fn check_nul(s: &str) -> Result<(), InteriorNulError> {
-    match s.bytes().position(|b| b == 0) {
-        None => Ok(()),
-        Some(position) => Err(InteriorNulError { position }),
+    // `contains` is core's word-at-a-time memchr; the position is only needed on error.
+    if !s.as_bytes().contains(&0) {
+        return Ok(());
     }
+    let position = s.bytes().position(|b| b == 0).unwrap_or_default();
+    Err(InteriorNulError { position })
 }
 
 /// Flattens a nested result: NUL errors stay errors, reserve errors panic (infallible API).

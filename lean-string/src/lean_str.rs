@@ -158,7 +158,7 @@ impl From<&str> for LeanStr {
     #[inline]
     fn from(s: &str) -> Self {
         Self {
-            repr: ok(StrRepr::from_str(s)),
+            repr: StrRepr::from_str_or_raise(s),
         }
     }
 }

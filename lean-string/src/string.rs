@@ -446,7 +446,7 @@ impl<L: HeaderPolicy> From<&str> for LeanStringWith<L> {
     #[inline]
     fn from(s: &str) -> Self {
         Self {
-            repr: ok(Repr::from_str(s)),
+            repr: Repr::from_str_or_raise(s),
         }
     }
 }

@@ -226,9 +226,17 @@ fn static_mutation<S>(
     Ok(())
 }
 
-/// glibc serves big blocks with mmap until a freed one raises its threshold; the first
-/// case would otherwise pay page faults on every 256 KiB vector the later ones do not.
+/// glibc serves big blocks with fresh mmaps and trims freed heap tops, both adjusted
+/// dynamically: the first cases would pay page faults on every 256 KiB vector that later
+/// ones do not. Fixing both thresholds gives every implementation the same warm heap.
 fn warm_allocator() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        // SAFETY: `mallopt` only changes glibc's tuning parameters; any value is valid.
+        unsafe { libc::mallopt(libc::M_MMAP_THRESHOLD, 64 << 20) };
+        // SAFETY: as above.
+        unsafe { libc::mallopt(libc::M_TRIM_THRESHOLD, 256 << 20) };
+    }
     for _ in 0..4 {
         drop(std::hint::black_box(Vec::<u8>::with_capacity(1 << 20)));
     }
@@ -358,9 +366,6 @@ fn run(ctx: &mut Ctx<'_>) -> BenchResult {
     Ok(())
 }
 
-/// A target: its name, (geometric mean, worst) ratio if measured, and the goal.
-type TargetRow<'a> = (&'a str, Option<(f64, f64)>, &'a str);
-
 /// The median of one row of this run, if it was measured.
 fn median(rs: &[Measurement], op: &str, imp: &str, len: usize, metric: &str) -> Option<f64> {
     rs.iter()
@@ -397,8 +402,22 @@ fn ratio(
     Some((geo, worst))
 }
 
-/// Computes the targets from this run and records them as `target` rows
-/// (`ratio`, lower is better; the parameter is the number of lengths it covers).
+/// A target: name, operation, numerator and denominator implementation, the lengths it
+/// covers, the metrics it is judged on, and the goal.
+struct Target<'a> {
+    name: &'a str,
+    op: &'a str,
+    num: &'a str,
+    den: &'a str,
+    lens: &'a [usize],
+    metrics: &'a [&'a str],
+    goal: &'a str,
+}
+
+/// Computes the targets from this run's medians and records them as `target` rows
+/// (`ratio`, lower is better; the parameter is the number of lengths it covers). Time
+/// ratios come from `ns/op`, and, with `--instrument instructions`, also from callgrind's
+/// deterministic `instructions/op`.
 fn targets(ctx: &mut Ctx<'_>, lens: &[usize]) {
     let rs = ctx.results().to_vec();
     let inline: Vec<usize> = lens
@@ -411,59 +430,112 @@ fn targets(ctx: &mut Ctx<'_>, lens: &[usize]) {
         .copied()
         .filter(|&l| l > INLINE_CAPACITY)
         .collect();
-    let ns = "ns/op";
-    let phys = "physical B/item";
-    let rows: Vec<TargetRow> = vec![
-        (
+    let time: &[&str] = &["ns/op", "instructions/op"];
+    let t = |name, op, num, den, lens, metrics, goal| Target {
+        name,
+        op,
+        num,
+        den,
+        lens,
+        metrics,
+        goal,
+    };
+    let rows = [
+        t(
             "inline construct: LeanString / compact_str",
-            ratio(&rs, "construct", LEAN, COMPACT_STR, &inline, ns),
+            "construct",
+            LEAN,
+            COMPACT_STR,
+            &inline[..],
+            time,
             "<= 1.00",
         ),
-        (
+        t(
             "inline construct: lean_string 0.7 / compact_str",
-            ratio(&rs, "construct", UPSTREAM, COMPACT_STR, &inline, ns),
-            "(anchor ~4)",
+            "construct",
+            UPSTREAM,
+            COMPACT_STR,
+            &inline[..],
+            time,
+            "anchor: ~4",
         ),
-        (
+        t(
             "heap clone+drop: LeanString / Arc<str>",
-            ratio(&rs, "clone+drop", LEAN, ARC, &heap, ns),
+            "clone+drop",
+            LEAN,
+            ARC,
+            &heap[..],
+            time,
             "<= 1.00",
         ),
-        (
+        t(
             "heap clone+drop: LeanString / compact_str",
-            ratio(&rs, "clone+drop", LEAN, COMPACT_STR, &heap, ns),
+            "clone+drop",
+            LEAN,
+            COMPACT_STR,
+            &heap[..],
+            time,
             "<= 0.286 (3.5x faster)",
         ),
-        (
+        t(
             "traverse: LeanString / compact_str",
-            ratio(&rs, "traverse", LEAN, COMPACT_STR, lens, ns),
+            "traverse",
+            LEAN,
+            COMPACT_STR,
+            lens,
+            time,
             "<= 1.00",
         ),
-        (
+        t(
             "heap clone+drop: compact / forced wide",
-            ratio(&rs, "clone+drop", LEAN, WIDE, &heap, ns),
-            "within 1%",
+            "clone+drop",
+            LEAN,
+            WIDE,
+            &heap[..],
+            time,
+            "0.99..1.01",
         ),
-        (
+        t(
             "heap construct: compact / forced wide",
-            ratio(&rs, "construct", LEAN, WIDE, &heap, ns),
+            "construct",
+            LEAN,
+            WIDE,
+            &heap[..],
+            time,
             "<= 1.00",
         ),
-        (
+        t(
             "heap physical bytes: compact / forced wide",
-            ratio(&rs, "construct", LEAN, WIDE, &heap, phys),
-            "< 1 where the size class changes",
+            "construct",
+            LEAN,
+            WIDE,
+            &heap[..],
+            &["physical B/item"],
+            "< 1 where the size class changes, else 1",
         ),
     ];
-    println!("\nstrings targets (geometric mean over lengths; worst length in brackets):");
-    for (name, r, goal) in rows {
-        if let Some((geo, worst)) = r {
-            println!("  {name:<50} {geo:6.3} [{worst:6.3}]  goal {goal}");
-            let case = Case::new("target", name, "lengths", lens.len() as u64);
-            ctx.record(&case, "ratio", true, Instrument::Time, Stats::exact(geo));
+    println!(
+        "\nstrings targets (ratio of medians, geometric mean over lengths; worst length in brackets):"
+    );
+    for row in rows {
+        for &metric in row.metrics {
+            if let Some((geo, worst)) = ratio(&rs, row.op, row.num, row.den, row.lens, metric) {
+                println!(
+                    "  {:<48} {:<16} {geo:6.3} [{worst:6.3}]  goal {}",
+                    row.name, metric, row.goal
+                );
+                let case = Case::new(
+                    "target",
+                    &format!("{} ({metric})", row.name),
+                    "lengths",
+                    row.lens.len() as u64,
+                );
+                ctx.record(&case, "ratio", true, Instrument::Time, Stats::exact(geo));
+            }
         }
     }
-    println!("  physical bytes per string, compact vs forced wide:");
+    println!("  physical bytes per string (malloc_usable_size), compact vs forced wide:");
+    let phys = "physical B/item";
     for &l in &heap {
         if let (Some(c), Some(w)) = (
             median(&rs, "construct", LEAN, l, phys),

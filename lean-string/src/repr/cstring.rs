@@ -7,9 +7,9 @@ use core::ptr::{self, NonNull};
 use core::slice;
 
 use super::heap;
-use super::inline_cstring;
 use super::string::Kind;
 use super::{C_INLINE_CAPACITY, HEAP_TAG, LEN_BITS, LEN_MASK, MAX_LEN, STATIC_TAG, Words};
+use super::{Raw, inline_cstring};
 use crate::error::ReserveError;
 
 pub(crate) struct CRepr {
@@ -145,7 +145,9 @@ impl CRepr {
             // SAFETY: the buffer is live while we hold our reference.
             let rc = unsafe { heap::refcount(self.heap_ptr()) };
             if !heap::acquire(rc) {
-                return self.saturated_copy();
+                // SAFETY: the raw words come from `Words::into_raw`.
+                let w = unsafe { Words::from_raw(self.saturated_copy()) };
+                return Self { w };
             }
         }
         // SAFETY: inline and static words own nothing; for a heap string we just took a
@@ -157,9 +159,13 @@ impl CRepr {
     /// The refcount is saturated: deep-copy instead.
     #[cold]
     #[inline(never)]
-    fn saturated_copy(&self) -> Self {
+    fn saturated_copy(&self) -> Raw {
         match Self::from_str_no_nul(self.as_str()) {
-            Ok(s) => s,
+            Ok(s) => {
+                let s = core::mem::ManuallyDrop::new(s);
+                // SAFETY: `s` is never used or dropped again; its words move out.
+                unsafe { ptr::read(&s.w) }.into_raw()
+            }
             Err(e) => e.raise(),
         }
     }

@@ -6,7 +6,9 @@ use core::slice;
 
 use super::heap::{self, HeaderPolicy};
 use super::string::Kind;
-use super::{HEAP_TAG, INLINE_CAPACITY, INLINE_TAG_BASE, LEN_MASK, MAX_LEN, STATIC_TAG, Words};
+use super::{
+    HEAP_TAG, INLINE_CAPACITY, INLINE_TAG_BASE, LEN_MASK, MAX_LEN, Raw, STATIC_TAG, Words,
+};
 use super::{Repr, inline_string};
 use crate::error::ReserveError;
 
@@ -49,6 +51,28 @@ impl StrRepr {
             Ok(Self {
                 w: Words::pointer(data.as_ptr(), s.len(), HEAP_TAG),
             })
+        }
+    }
+
+    /// `From<&str>`: inline in registers, the heap path out of line (words in registers).
+    #[inline(always)]
+    pub(crate) fn from_str_or_raise(s: &str) -> Self {
+        if s.len() <= INLINE_CAPACITY {
+            Self {
+                w: inline_string(s.as_bytes()),
+            }
+        } else {
+            // SAFETY: the raw words come from `Words::into_raw`.
+            let w = unsafe { Words::from_raw(Self::heap_or_raise(s)) };
+            Self { w }
+        }
+    }
+
+    #[inline(never)]
+    fn heap_or_raise(s: &str) -> Raw {
+        match heap::allocate_exact(s.as_bytes()) {
+            Ok(data) => Words::pointer(data.as_ptr(), s.len(), HEAP_TAG).into_raw(),
+            Err(e) => e.raise(),
         }
     }
 
@@ -112,7 +136,9 @@ impl StrRepr {
             // SAFETY: the buffer is live while we hold our reference.
             let rc = unsafe { heap::exact_refcount(self.heap_ptr()) };
             if !heap::acquire(rc) {
-                return self.saturated_copy();
+                // SAFETY: the raw words come from `Words::into_raw`.
+                let w = unsafe { Words::from_raw(self.saturated_copy()) };
+                return Self { w };
             }
         }
         // SAFETY: inline and static words own nothing; for a heap string we just took a
@@ -124,9 +150,13 @@ impl StrRepr {
     /// The refcount is saturated: deep-copy instead.
     #[cold]
     #[inline(never)]
-    fn saturated_copy(&self) -> Self {
+    fn saturated_copy(&self) -> Raw {
         match Self::from_str(self.as_str()) {
-            Ok(s) => s,
+            Ok(s) => {
+                let s = core::mem::ManuallyDrop::new(s);
+                // SAFETY: `s` is never used or dropped again; its words move out.
+                unsafe { ptr::read(&s.w) }.into_raw()
+            }
             Err(e) => e.raise(),
         }
     }

@@ -118,6 +118,21 @@ impl Words {
         unsafe { core::mem::transmute::<Raw, Words>(raw) }
     }
 
+    /// The words as a scalar pair, which the ABI returns in two registers (a `Words`
+    /// value would come back through memory).
+    #[inline(always)]
+    const fn into_raw(self) -> Raw {
+        self.raw()
+    }
+
+    /// # Safety
+    /// `raw` must have come from [`Words::into_raw`].
+    #[inline(always)]
+    const unsafe fn from_raw(raw: Raw) -> Self {
+        // SAFETY: same layout; the caller passes bytes that were a valid `Words`.
+        unsafe { core::mem::transmute::<Raw, Words>(raw) }
+    }
+
     #[inline(always)]
     const fn raw(&self) -> Raw {
         // SAFETY: `Words` and `Raw` have the same layout; reading the bytes as a `usize` is
@@ -229,15 +244,19 @@ fn inline_words(bytes: &[u8]) -> (usize, usize) {
     let len = bytes.len();
     let p = bytes.as_ptr();
     debug_assert!(len <= INLINE_CAPACITY);
-    if len > WORD {
-        // SAFETY: `WORD < len`, so `p..p + WORD` and `p + len - WORD..p + len` are readable.
+    if len >= WORD {
+        // SAFETY: `WORD <= len`, so `p..p + WORD` and `p + len - WORD..p + len` are readable.
         let lo = unsafe { load_word(p) };
         // SAFETY: as above.
         let hi = unsafe { load_word(p.wrapping_add(len - WORD)) };
-        // Shift out the bytes `hi` shares with `lo`: 0..WORD - 1 bytes, never a full word.
-        (lo, hi >> ((INLINE_CAPACITY - len) * 8))
+        // Shift out the bytes `hi` shares with `lo` (all of them when `len == WORD`).
+        (
+            lo,
+            hi.checked_shr(((INLINE_CAPACITY - len) * 8) as u32)
+                .unwrap_or(0),
+        )
     } else {
-        // SAFETY: `len <= WORD` bytes at `p` are readable.
+        // SAFETY: `len < WORD` bytes at `p` are readable.
         (unsafe { load_le(p, len) }, 0)
     }
 }

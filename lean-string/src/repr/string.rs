@@ -7,8 +7,8 @@ use core::slice;
 
 use super::heap::{self, HeaderPolicy};
 use super::{
-    HEAP_TAG, INLINE_CAPACITY, INLINE_TAG_BASE, LEN_BITS, LEN_MASK, MAX_LEN, STATIC_TAG, Words,
-    inline_string,
+    HEAP_TAG, INLINE_CAPACITY, INLINE_TAG_BASE, LEN_BITS, LEN_MASK, MAX_LEN, Raw, STATIC_TAG,
+    Words, inline_string,
 };
 use crate::error::ReserveError;
 
@@ -206,7 +206,8 @@ impl<L: HeaderPolicy> Repr<L> {
             // SAFETY: the buffer is live while we hold our reference.
             let rc = unsafe { heap::refcount(self.heap_ptr()) };
             if !heap::acquire(rc) {
-                return self.saturated_copy();
+                // SAFETY: the raw words come from `Words::into_raw`.
+                return Self::wrap(unsafe { Words::from_raw(self.saturated_copy()) });
             }
         }
         // SAFETY: inline and static words own nothing; for a heap string we just took a
@@ -218,9 +219,29 @@ impl<L: HeaderPolicy> Repr<L> {
     /// The refcount is saturated: deep-copy instead.
     #[cold]
     #[inline(never)]
-    fn saturated_copy(&self) -> Self {
+    fn saturated_copy(&self) -> Raw {
         match Self::from_str(self.as_str()) {
-            Ok(s) => s,
+            Ok(s) => s.into_words().into_raw(),
+            Err(e) => e.raise(),
+        }
+    }
+
+    /// `From<&str>`: inline strings are built in registers; the heap path is out of line
+    /// and hands its words back in registers too.
+    #[inline(always)]
+    pub(crate) fn from_str_or_raise(s: &str) -> Self {
+        if s.len() <= INLINE_CAPACITY {
+            Self::inline(s)
+        } else {
+            // SAFETY: the raw words come from `Words::into_raw`.
+            Self::wrap(unsafe { Words::from_raw(Self::heap_or_raise(s)) })
+        }
+    }
+
+    #[inline(never)]
+    fn heap_or_raise(s: &str) -> Raw {
+        match Self::heap_copy(s.as_bytes(), s.len()) {
+            Ok(r) => r.into_words().into_raw(),
             Err(e) => e.raise(),
         }
     }
