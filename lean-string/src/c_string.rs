@@ -37,8 +37,8 @@ fn ok<T>(r: Result<T, ReserveError>) -> T {
 /// The position of the first NUL in `s`, as an error.
 #[inline]
 fn check_nul(s: &str) -> Result<(), InteriorNulError> {
-    // `contains` is core's word-at-a-time memchr; the position is only needed on error.
-    if !s.as_bytes().contains(&0) {
+    // The position is only needed on error.
+    if !crate::repr::has_nul(s.as_bytes()) {
         return Ok(());
     }
     let position = s.bytes().position(|b| b == 0).unwrap_or_default();

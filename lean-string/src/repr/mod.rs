@@ -291,3 +291,40 @@ fn inline_cstring(bytes: &[u8]) -> Words {
 }
 
 // `Words` holds raw pointers, but every owner type is `Send + Sync` by its own impl.
+
+/// `true` if `bytes` holds a NUL. Strings up to two words long are checked with two
+/// overlapping word loads and the "has a zero byte" bit trick instead of a memchr call.
+#[inline(always)]
+pub(crate) fn has_nul(bytes: &[u8]) -> bool {
+    const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
+    const HIGHS: u64 = u64::from_ne_bytes([0x80; 8]);
+    // Non-zero exactly when some byte of `x` is zero (the lowest such byte never borrows).
+    let zero64 = |x: u64| x.wrapping_sub(ONES) & !x & HIGHS != 0;
+    let zero32 = |x: u32| x.wrapping_sub(ONES as u32) & !x & HIGHS as u32 != 0;
+    let n = bytes.len();
+    let word = |at: usize| u64::from_ne_bytes(bytes[at..at + 8].try_into().expect("8 bytes"));
+    let half = |at: usize| u32::from_ne_bytes(bytes[at..at + 4].try_into().expect("4 bytes"));
+    match n {
+        8..=16 => zero64(word(0)) | zero64(word(n - 8)),
+        4..=7 => zero32(half(0)) | zero32(half(n - 4)),
+        _ => bytes.contains(&0),
+    }
+}
+
+#[cfg(test)]
+mod has_nul_tests {
+    #[test]
+    fn finds_a_nul_at_every_position_of_every_short_length() {
+        for n in 0..=40 {
+            let clean = vec![b'a'; n];
+            assert!(!super::has_nul(&clean), "len {n}");
+            for i in 0..n {
+                let mut v = clean.clone();
+                v[i] = 0;
+                assert!(super::has_nul(&v), "len {n}, nul at {i}");
+                v[i] = 0x80; // high bytes must not look like zeros
+                assert!(!super::has_nul(&v), "len {n}, 0x80 at {i}");
+            }
+        }
+    }
+}
