@@ -244,17 +244,16 @@ fn inline_words(bytes: &[u8]) -> (usize, usize) {
     let len = bytes.len();
     let p = bytes.as_ptr();
     debug_assert!(len <= INLINE_CAPACITY);
-    if len >= WORD {
-        // SAFETY: `WORD <= len`, so `p..p + WORD` and `p + len - WORD..p + len` are readable.
+    if len > WORD {
+        // SAFETY: `WORD < len`, so `p..p + WORD` and `p + len - WORD..p + len` are readable.
         let lo = unsafe { load_word(p) };
         // SAFETY: as above.
         let hi = unsafe { load_word(p.wrapping_add(len - WORD)) };
-        // Shift out the bytes `hi` shares with `lo` (all of them when `len == WORD`).
-        (
-            lo,
-            hi.checked_shr(((INLINE_CAPACITY - len) * 8) as u32)
-                .unwrap_or(0),
-        )
+        // Shift out the bytes `hi` shares with `lo`: fewer than WORD of them.
+        (lo, hi >> ((INLINE_CAPACITY - len) * 8))
+    } else if len == WORD {
+        // SAFETY: exactly one word is readable.
+        (unsafe { load_word(p) }, 0)
     } else {
         // SAFETY: `len < WORD` bytes at `p` are readable.
         (unsafe { load_le(p, len) }, 0)
@@ -267,15 +266,12 @@ fn inline_string(bytes: &[u8]) -> Words {
     let len = bytes.len();
     let (w0, w1) = inline_words(bytes);
     // A full string's last byte is its own data; shorter ones get `0xC0 + len` on top.
-    let tag = if len < INLINE_CAPACITY {
-        (INLINE_TAG_BASE as usize | len) << LEN_BITS
-    } else {
-        0
-    };
+    let tag = (INLINE_TAG_BASE as usize | len) << LEN_BITS;
+    let w1 = if len < INLINE_CAPACITY { w1 | tag } else { w1 };
     // SAFETY: for a full string the top byte is the final byte of valid UTF-8 (< 0xC0);
     // otherwise it is 0xC0 + len <= 0xCF (the high bytes of `w1` are zero).
     // Word 0 holds bytes, not an address: store it in little-endian byte order too.
-    unsafe { Words::from_parts(ptr::without_provenance(w0.to_le()), w1 | tag) }
+    unsafe { Words::from_parts(ptr::without_provenance(w0.to_le()), w1) }
 }
 
 /// An inline `LeanCString` (`bytes.len() <= C_INLINE_CAPACITY`, no NUL): the last byte is
