@@ -74,8 +74,12 @@ impl LeanCString {
     ///
     /// # Panics
     /// If allocation fails (use [`try_from_str`](Self::try_from_str) to get an error).
+    #[inline]
     pub fn from_str_checked(s: &str) -> Result<Self, InteriorNulError> {
-        ok_nul(Self::try_from_str(s))
+        check_nul(s)?;
+        Ok(Self {
+            repr: CRepr::from_str_no_nul_or_raise(s),
+        })
     }
 
     /// Copies `s`; a NUL byte or an allocation failure is an error.

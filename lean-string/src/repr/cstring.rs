@@ -55,6 +55,33 @@ impl CRepr {
         }
     }
 
+    /// As `from_str_no_nul`, panicking on allocation failure; the heap path is out of
+    /// line and returns its words in registers.
+    #[inline(always)]
+    pub(crate) fn from_str_no_nul_or_raise(s: &str) -> Self {
+        if s.len() <= C_INLINE_CAPACITY {
+            Self {
+                w: inline_cstring(s.as_bytes()),
+            }
+        } else {
+            // SAFETY: the raw words come from `Words::into_raw`.
+            let w = unsafe { Words::from_raw(Self::heap_or_raise(s)) };
+            Self { w }
+        }
+    }
+
+    #[inline(never)]
+    fn heap_or_raise(s: &str) -> Raw {
+        match Self::heap_copy(s.as_bytes(), s.len() + 1) {
+            Ok(r) => {
+                let r = core::mem::ManuallyDrop::new(r);
+                // SAFETY: `r` is never used or dropped again; its words move out.
+                unsafe { ptr::read(&r.w) }.into_raw()
+            }
+            Err(e) => e.raise(),
+        }
+    }
+
     /// A unique heap buffer of `capacity` bytes (NUL included) holding `bytes` and a NUL.
     #[inline(never)]
     fn heap_copy(bytes: &[u8], capacity: usize) -> Result<Self, ReserveError> {
