@@ -552,3 +552,19 @@ fn targets(ctx: &mut Ctx<'_>, lens: &[usize]) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    #[cfg(target_pointer_width = "64")]
+    fn lengths_from_the_constants_are_the_documented_sweep() {
+        assert_eq!(lengths(), super::super::std_strings::LENGTHS);
+    }
+
+    #[test]
+    fn fold_reads_length_and_first_byte() {
+        assert_eq!(fold(&["ab", "", "c"]), 2 + 97 + 1 + 99);
+    }
+}
