@@ -6,6 +6,7 @@ use crate::measure::{BenchResult, Ctx};
 pub mod alloc;
 pub mod objects;
 pub mod std_strings;
+pub mod strings;
 
 /// A named group of benchmark cases.
 #[derive(Clone, Copy, Debug)]
@@ -20,7 +21,7 @@ pub struct Group {
 
 /// Every group, in report order.
 pub fn all() -> Vec<Group> {
-    vec![std_strings::GROUP, objects::GROUP, alloc::GROUP]
+    vec![std_strings::GROUP, strings::GROUP, objects::GROUP, alloc::GROUP]
 }
 
 /// The names of every group.

@@ -1,0 +1,570 @@
+//! `strings`: lean-string's three types against the forced-wide header, upstream
+//! `lean_string` 0.7 and the usual peers, at the documented string lengths.
+//!
+//! The seed's `heap_layout` cases: construct, clone+drop and traverse vectors of 16,384
+//! strings per length, plus `push_str` growth and mutation of a static string. Time and
+//! memory (physical bytes per string). At the end the targets are computed as
+//! ratios from this run's medians and recorded as `target` rows.
+
+use std::sync::Arc;
+
+use lean_string::{
+    C_INLINE_CAPACITY, COMPACT_HEADER_SIZE, INLINE_CAPACITY, LeanCString, LeanStr, LeanString,
+    WideLeanString,
+};
+
+use crate::measure::{BenchError, BenchResult, Case, Ctx, Instrument, Measurement, Stats};
+
+use super::Group;
+use super::std_strings::{VECTOR_LEN, sources};
+
+/// The group.
+pub const GROUP: Group = Group {
+    name: "strings",
+    about: "LeanString (compact/wide), LeanStr, LeanCString vs lean_string 0.7, compact_str, smol_str, ecow, arcstr, Arc<str>, String",
+    run,
+};
+
+/// The swept lengths, from lean-string's constants: both sides of the inline capacity
+/// (and of `LeanCString`'s), and the allocator size-class steps an 8- vs 16-byte header
+/// moves between. On 64-bit: 0, 8, 11, 12, 13, 15, 16, 17, 24, 32, 48, 64.
+pub fn lengths() -> [usize; 12] {
+    let i = INLINE_CAPACITY;
+    [
+        0,
+        i / 2,
+        i - 5,
+        i - 4,
+        i - 3,
+        C_INLINE_CAPACITY,
+        i,
+        i + 1,
+        32 - COMPACT_HEADER_SIZE,
+        2 * i,
+        3 * i,
+        4 * i,
+    ]
+}
+
+const LEAN: &str = "LeanString";
+const WIDE: &str = "LeanString (forced wide)";
+const UPSTREAM: &str = "lean_string 0.7";
+const COMPACT_STR: &str = "compact_str";
+const ARC: &str = "Arc<str>";
+
+fn err(case: &Case, e: String) -> BenchError {
+    BenchError(format!("self-check failed in {case}: {e}"))
+}
+
+/// What the traversal folds per string: its length and first byte, so every string's
+/// pointer and length are both decoded.
+fn fold<S: AsRef<str>>(v: &[S]) -> usize {
+    v.iter()
+        .map(|s| {
+            let s = s.as_ref();
+            s.len() + s.as_bytes().first().map_or(0, |&b| b as usize)
+        })
+        .sum()
+}
+
+fn one<S: AsRef<str> + Clone>(
+    ctx: &mut Ctx<'_>,
+    name: &str,
+    len: usize,
+    src: &[String],
+    make: impl Fn(&str) -> S + Copy,
+) -> BenchResult {
+    let n = src.len() as u64;
+    let expect_len = len * src.len();
+    let expect_fold = fold(src);
+    let check = move |v: &Vec<S>| {
+        let got = fold(v);
+        if got == expect_fold && v.iter().map(|s| s.as_ref().len()).sum::<usize>() == expect_len {
+            Ok(())
+        } else {
+            Err(format!("fold {got}, expected {expect_fold}"))
+        }
+    };
+    if ctx.wants(Instrument::Time) {
+        let case = Case::new("construct", name, "len", len as u64).baseline(COMPACT_STR);
+        ctx.time(
+            &case,
+            n,
+            || Vec::with_capacity(src.len()),
+            |mut v: Vec<S>| {
+                v.extend(src.iter().map(|s| make(s)));
+                v
+            },
+            check,
+        )?;
+        let built: Vec<S> = src.iter().map(|s| make(s)).collect();
+        let case = Case::new("clone+drop", name, "len", len as u64).baseline(ARC);
+        ctx.time(&case, n, || (), |()| built.to_vec(), check)?;
+        let case = Case::new("traverse", name, "len", len as u64).baseline(COMPACT_STR);
+        ctx.time(
+            &case,
+            n,
+            || (),
+            |()| fold(std::hint::black_box(&built)),
+            |&got| {
+                if got == expect_fold {
+                    Ok(())
+                } else {
+                    Err(format!("fold {got}, expected {expect_fold}"))
+                }
+            },
+        )?;
+    }
+    if ctx.wants(Instrument::Memory) {
+        let case = Case::new("construct", name, "len", len as u64).baseline(COMPACT_STR);
+        let mut v: Vec<S> = Vec::with_capacity(src.len());
+        ctx.memory(
+            &case,
+            n,
+            || v.extend(src.iter().map(|s| make(s))),
+            |()| Ok(()),
+        )?;
+        // Empty when `--filter` left the case out.
+        if !v.is_empty() {
+            check(&v).map_err(|e| err(&case, e))?;
+        }
+    }
+    Ok(())
+}
+
+/// Strings grown by `push_str` from empty: 8 pieces of 8 bytes each (through the inline
+/// limit to a heap buffer that reallocates).
+const GROW_STRINGS: usize = 1024;
+const PIECE: &str = "01234567";
+const PIECES: usize = 8;
+
+fn growth<S>(
+    ctx: &mut Ctx<'_>,
+    name: &str,
+    new: impl Fn() -> S + Copy,
+    push: impl Fn(&mut S, &str) + Copy,
+    as_str: impl Fn(&S) -> &str + Copy,
+) -> BenchResult {
+    let case = Case::new(
+        "push_str growth",
+        name,
+        "bytes",
+        (PIECE.len() * PIECES) as u64,
+    )
+    .baseline("String");
+    let build = move || {
+        (0..GROW_STRINGS)
+            .map(|_| {
+                let mut s = new();
+                for _ in 0..PIECES {
+                    push(&mut s, PIECE);
+                }
+                s
+            })
+            .collect::<Vec<S>>()
+    };
+    let check = move |v: &Vec<S>| {
+        let ok = v.len() == GROW_STRINGS && v.iter().all(|s| as_str(s) == PIECE.repeat(PIECES));
+        if ok {
+            Ok(())
+        } else {
+            Err("grown strings differ from the expected text".into())
+        }
+    };
+    if ctx.wants(Instrument::Time) {
+        ctx.time(
+            &case,
+            (GROW_STRINGS * PIECES) as u64,
+            || (),
+            |()| build(),
+            check,
+        )?;
+    }
+    if ctx.wants(Instrument::Memory) {
+        ctx.memory(&case, GROW_STRINGS as u64, build, check)?;
+    }
+    Ok(())
+}
+
+/// A static string mutated once (`push_str("!")`): the copy-on-write of a `&'static str`.
+const STATIC_TEXT: &str = "a static string well past every inline limit";
+const STATIC_C_TEXT: &std::ffi::CStr = c"a static string well past every inline limit";
+const STATIC_STRINGS: usize = 4096;
+
+fn static_mutation<S>(
+    ctx: &mut Ctx<'_>,
+    name: &str,
+    make: impl Fn() -> S + Copy,
+    push: impl Fn(&mut S, &str) + Copy,
+    as_str: impl Fn(&S) -> &str + Copy,
+) -> BenchResult {
+    let case =
+        Case::new("static mutation", name, "len", STATIC_TEXT.len() as u64).baseline("String");
+    let expected = format!("{STATIC_TEXT}!");
+    let check = |v: &Vec<S>| {
+        if v.len() == STATIC_STRINGS && v.iter().all(|s| as_str(s) == expected) {
+            Ok(())
+        } else {
+            Err("mutated static strings differ from the expected text".into())
+        }
+    };
+    let build = || {
+        (0..STATIC_STRINGS)
+            .map(|_| {
+                let mut s = make();
+                push(&mut s, "!");
+                s
+            })
+            .collect::<Vec<S>>()
+    };
+    if ctx.wants(Instrument::Time) {
+        ctx.time(&case, STATIC_STRINGS as u64, || (), |()| build(), check)?;
+    }
+    if ctx.wants(Instrument::Memory) {
+        ctx.memory(&case, STATIC_STRINGS as u64, build, check)?;
+    }
+    Ok(())
+}
+
+/// glibc serves big blocks with fresh mmaps and trims freed heap tops, both adjusted
+/// dynamically: the first cases would pay page faults on every 256 KiB vector that later
+/// ones do not. Fixing both thresholds gives every implementation the same warm heap.
+fn warm_allocator() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        // SAFETY: `mallopt` only changes glibc's tuning parameters; any value is valid.
+        unsafe { libc::mallopt(libc::M_MMAP_THRESHOLD, 64 << 20) };
+        // SAFETY: as above.
+        unsafe { libc::mallopt(libc::M_TRIM_THRESHOLD, 256 << 20) };
+    }
+    for _ in 0..4 {
+        drop(std::hint::black_box(Vec::<u8>::with_capacity(1 << 20)));
+    }
+}
+
+fn run(ctx: &mut Ctx<'_>) -> BenchResult {
+    warm_allocator();
+    let mut lens = lengths().to_vec();
+    if ctx.full() {
+        lens.extend([128, 1024]);
+    }
+    for &len in &lens {
+        let src = sources(len, VECTOR_LEN);
+        one(ctx, LEAN, len, &src, |s| LeanString::from(s))?;
+        one(ctx, WIDE, len, &src, |s| WideLeanString::from(s))?;
+        one(ctx, "LeanStr", len, &src, |s| LeanStr::from(s))?;
+        one(ctx, "LeanCString", len, &src, |s| {
+            LeanCString::try_from(s).expect("the sources hold no NUL")
+        })?;
+        one(ctx, UPSTREAM, len, &src, |s| {
+            lean_string_07::LeanString::from(s)
+        })?;
+        one(ctx, COMPACT_STR, len, &src, |s| {
+            compact_str::CompactString::from(s)
+        })?;
+        one(ctx, "smol_str", len, &src, |s| smol_str::SmolStr::from(s))?;
+        one(ctx, "ecow", len, &src, |s| ecow::EcoString::from(s))?;
+        one(ctx, "arcstr", len, &src, |s| arcstr::ArcStr::from(s))?;
+        one(ctx, ARC, len, &src, |s| Arc::<str>::from(s))?;
+        one(ctx, "String", len, &src, |s| String::from(s))?;
+    }
+
+    growth(
+        ctx,
+        LEAN,
+        LeanString::new,
+        |s, p| s.push_str(p),
+        |s| s.as_str(),
+    )?;
+    growth(
+        ctx,
+        WIDE,
+        WideLeanString::new,
+        |s, p| s.push_str(p),
+        |s| s.as_str(),
+    )?;
+    growth(
+        ctx,
+        "LeanCString",
+        LeanCString::new,
+        |s, p| s.push_str(p).expect("no NUL"),
+        |s| s.as_str(),
+    )?;
+    growth(
+        ctx,
+        UPSTREAM,
+        lean_string_07::LeanString::new,
+        |s, p| s.push_str(p),
+        |s| s.as_str(),
+    )?;
+    growth(
+        ctx,
+        COMPACT_STR,
+        compact_str::CompactString::default,
+        |s, p| s.push_str(p),
+        |s| s.as_str(),
+    )?;
+    growth(
+        ctx,
+        "ecow",
+        ecow::EcoString::new,
+        |s, p| s.push_str(p),
+        |s| s.as_str(),
+    )?;
+    growth(
+        ctx,
+        "String",
+        String::new,
+        |s, p| s.push_str(p),
+        |s| s.as_str(),
+    )?;
+
+    static_mutation(
+        ctx,
+        LEAN,
+        || LeanString::from_static_str(STATIC_TEXT),
+        |s, p| s.push_str(p),
+        |s| s.as_str(),
+    )?;
+    static_mutation(
+        ctx,
+        WIDE,
+        || WideLeanString::from_static_str(STATIC_TEXT),
+        |s, p| s.push_str(p),
+        |s| s.as_str(),
+    )?;
+    static_mutation(
+        ctx,
+        "LeanCString",
+        || LeanCString::from_static_c_str(STATIC_C_TEXT).expect("UTF-8"),
+        |s, p| s.push_str(p).expect("no NUL"),
+        |s| s.as_str(),
+    )?;
+    static_mutation(
+        ctx,
+        UPSTREAM,
+        || lean_string_07::LeanString::from_static_str(STATIC_TEXT),
+        |s, p| s.push_str(p),
+        |s| s.as_str(),
+    )?;
+    static_mutation(
+        ctx,
+        COMPACT_STR,
+        || compact_str::CompactString::const_new(STATIC_TEXT),
+        |s, p| s.push_str(p),
+        |s| s.as_str(),
+    )?;
+    static_mutation(
+        ctx,
+        "String",
+        || String::from(STATIC_TEXT),
+        |s, p| s.push_str(p),
+        |s| s.as_str(),
+    )?;
+
+    targets(ctx, &lens);
+    Ok(())
+}
+
+/// The median of one row of this run, if it was measured.
+fn median(rs: &[Measurement], op: &str, imp: &str, len: usize, metric: &str) -> Option<f64> {
+    rs.iter()
+        .find(|m| {
+            m.group == "strings"
+                && m.operation == op
+                && m.implementation == imp
+                && m.param == len as u64
+                && m.metric == metric
+                && m.stats.samples > 0
+        })
+        .map(|m| m.stats.median)
+}
+
+/// Geometric mean of `num / den` over `lens` (rows missing in a filtered run are skipped).
+fn ratio(
+    rs: &[Measurement],
+    op: &str,
+    num: &str,
+    den: &str,
+    lens: &[usize],
+    metric: &str,
+) -> Option<(f64, f64)> {
+    let rs: Vec<f64> = lens
+        .iter()
+        .filter_map(|&l| Some(median(rs, op, num, l, metric)? / median(rs, op, den, l, metric)?))
+        .filter(|r| r.is_finite() && *r > 0.0)
+        .collect();
+    if rs.is_empty() {
+        return None;
+    }
+    let geo = (rs.iter().map(|r| r.ln()).sum::<f64>() / rs.len() as f64).exp();
+    let worst = rs.iter().copied().fold(f64::MIN, f64::max);
+    Some((geo, worst))
+}
+
+/// A target: name, operation, numerator and denominator implementation, the lengths it
+/// covers, the metrics it is judged on, and the goal.
+struct Target<'a> {
+    name: &'a str,
+    op: &'a str,
+    num: &'a str,
+    den: &'a str,
+    lens: &'a [usize],
+    metrics: &'a [&'a str],
+    goal: &'a str,
+}
+
+/// Computes the targets from this run's medians and records them as `target` rows
+/// (`ratio`, lower is better; the parameter is the number of lengths it covers). Time
+/// ratios come from `ns/op`, and, with `--instrument instructions`, also from callgrind's
+/// deterministic `instructions/op`.
+fn targets(ctx: &mut Ctx<'_>, lens: &[usize]) {
+    let rs = ctx.results().to_vec();
+    let inline: Vec<usize> = lens
+        .iter()
+        .copied()
+        .filter(|&l| l <= INLINE_CAPACITY)
+        .collect();
+    let heap: Vec<usize> = lens
+        .iter()
+        .copied()
+        .filter(|&l| l > INLINE_CAPACITY)
+        .collect();
+    // compact_str keeps up to its own size inline; compare clones where both allocate.
+    let compact_inline = std::mem::size_of::<compact_str::CompactString>();
+    let both_heap: Vec<usize> = heap
+        .iter()
+        .copied()
+        .filter(|&l| l > compact_inline)
+        .collect();
+    let time: &[&str] = &["ns/op", "instructions/op"];
+    let t = |name, op, num, den, lens, metrics, goal| Target {
+        name,
+        op,
+        num,
+        den,
+        lens,
+        metrics,
+        goal,
+    };
+    let rows = [
+        t(
+            "inline construct: LeanString / compact_str",
+            "construct",
+            LEAN,
+            COMPACT_STR,
+            &inline[..],
+            time,
+            "<= 1.00",
+        ),
+        t(
+            "inline construct: lean_string 0.7 / compact_str",
+            "construct",
+            UPSTREAM,
+            COMPACT_STR,
+            &inline[..],
+            time,
+            "anchor: ~4",
+        ),
+        t(
+            "heap clone+drop: LeanString / Arc<str>",
+            "clone+drop",
+            LEAN,
+            ARC,
+            &heap[..],
+            time,
+            "<= 1.00",
+        ),
+        t(
+            "heap clone+drop: LeanString / compact_str",
+            "clone+drop",
+            LEAN,
+            COMPACT_STR,
+            &both_heap[..],
+            time,
+            "<= 0.286 (3.5x faster)",
+        ),
+        t(
+            "traverse: LeanString / compact_str",
+            "traverse",
+            LEAN,
+            COMPACT_STR,
+            lens,
+            time,
+            "<= 1.00",
+        ),
+        t(
+            "heap clone+drop: compact / forced wide",
+            "clone+drop",
+            LEAN,
+            WIDE,
+            &heap[..],
+            time,
+            "0.99..1.01",
+        ),
+        t(
+            "heap construct: compact / forced wide",
+            "construct",
+            LEAN,
+            WIDE,
+            &heap[..],
+            time,
+            "<= 1.00",
+        ),
+        t(
+            "heap physical bytes: compact / forced wide",
+            "construct",
+            LEAN,
+            WIDE,
+            &heap[..],
+            &["physical B/item"],
+            "< 1 where the size class changes, else 1",
+        ),
+    ];
+    println!(
+        "\nstrings targets (ratio of medians, geometric mean over lengths; worst length in brackets):"
+    );
+    for row in rows {
+        for &metric in row.metrics {
+            if let Some((geo, worst)) = ratio(&rs, row.op, row.num, row.den, row.lens, metric) {
+                println!(
+                    "  {:<48} {:<16} {geo:6.3} [{worst:6.3}]  goal {}",
+                    row.name, metric, row.goal
+                );
+                let case = Case::new(
+                    "target",
+                    &format!("{} ({metric})", row.name),
+                    "lengths",
+                    row.lens.len() as u64,
+                );
+                ctx.record(&case, "ratio", true, Instrument::Time, Stats::exact(geo));
+            }
+        }
+    }
+    println!("  physical bytes per string (malloc_usable_size), compact vs forced wide:");
+    let phys = "physical B/item";
+    for &l in &heap {
+        if let (Some(c), Some(w)) = (
+            median(&rs, "construct", LEAN, l, phys),
+            median(&rs, "construct", WIDE, l, phys),
+        ) {
+            println!("    len {l:>4}: {c:6.1} vs {w:6.1}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    #[cfg(target_pointer_width = "64")]
+    fn lengths_from_the_constants_are_the_documented_sweep() {
+        assert_eq!(lengths(), super::super::std_strings::LENGTHS);
+    }
+
+    #[test]
+    fn fold_reads_length_and_first_byte() {
+        assert_eq!(fold(&["ab", "", "c"]), 2 + 97 + 1 + 99);
+    }
+}

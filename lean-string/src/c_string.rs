@@ -1,0 +1,315 @@
+//! `LeanCString`: a NUL-terminated small string whose full inline form is its own
+//! terminator.
+
+use alloc::string::String;
+use core::ffi::{CStr, c_char};
+use core::ops::Deref;
+use core::str::{FromStr, Utf8Error};
+
+use crate::error::{CStringError, InteriorNulError, ReserveError};
+use crate::repr::{CRepr, Kind};
+
+/// A 16-byte (8 on 32-bit) UTF-8 string that always ends in a NUL, so
+/// [`as_c_str`](Self::as_c_str) and [`as_ptr`](Self::as_ptr) never copy.
+///
+/// Up to [`C_INLINE_CAPACITY`](crate::C_INLINE_CAPACITY) bytes live inline; the last byte
+/// holds the remaining inline capacity, so a full inline string's last byte is 0 and is
+/// the terminator. Longer strings use a shared heap buffer with the compact 8-byte header
+/// and a NUL after the data. NUL bytes inside the string are rejected with
+/// [`InteriorNulError`], which says where the first one was.
+#[repr(transparent)]
+pub struct LeanCString {
+    repr: CRepr,
+}
+
+static_assertions::assert_eq_size!(LeanCString, [usize; 2]);
+static_assertions::assert_eq_size!(Option<LeanCString>, [usize; 2]);
+static_assertions::assert_impl_all!(LeanCString: Send, Sync, Unpin);
+
+#[inline(always)]
+fn ok<T>(r: Result<T, ReserveError>) -> T {
+    match r {
+        Ok(v) => v,
+        Err(e) => e.raise(),
+    }
+}
+
+/// The position of the first NUL in `s`, as an error.
+#[inline]
+fn check_nul(s: &str) -> Result<(), InteriorNulError> {
+    // The position is only needed on error.
+    if !crate::repr::has_nul(s.as_bytes()) {
+        return Ok(());
+    }
+    let position = s.bytes().position(|b| b == 0).unwrap_or_default();
+    Err(InteriorNulError { position })
+}
+
+/// Flattens a nested result: NUL errors stay errors, reserve errors panic (infallible API).
+fn ok_nul<T>(r: Result<T, CStringError>) -> Result<T, InteriorNulError> {
+    match r {
+        Ok(v) => Ok(v),
+        Err(CStringError::InteriorNul(e)) => Err(e),
+        Err(CStringError::Reserve(e)) => e.raise(),
+    }
+}
+
+impl LeanCString {
+    /// An empty string (a single NUL).
+    pub const fn new() -> Self {
+        Self { repr: CRepr::new() }
+    }
+
+    /// Wraps a `&'static CStr` in O(1) without copying; it must be UTF-8.
+    pub const fn from_static_c_str(s: &'static CStr) -> Result<Self, Utf8Error> {
+        match core::str::from_utf8(s.to_bytes()) {
+            Ok(_) => Ok(Self {
+                repr: CRepr::from_static_with_nul(s.to_bytes_with_nul()),
+            }),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Copies `s`; a NUL byte in it is an error.
+    ///
+    /// # Panics
+    /// If allocation fails (use [`try_from_str`](Self::try_from_str) to get an error).
+    #[inline]
+    pub fn from_str_checked(s: &str) -> Result<Self, InteriorNulError> {
+        check_nul(s)?;
+        Ok(Self {
+            repr: CRepr::from_str_no_nul_or_raise(s),
+        })
+    }
+
+    /// Copies `s`; a NUL byte or an allocation failure is an error.
+    pub fn try_from_str(s: &str) -> Result<Self, CStringError> {
+        check_nul(s)?;
+        Ok(Self {
+            repr: CRepr::from_str_no_nul(s)?,
+        })
+    }
+
+    /// Copies a C string; it must be UTF-8.
+    pub fn from_c_str(s: &CStr) -> Result<Self, Utf8Error> {
+        let s = core::str::from_utf8(s.to_bytes())?;
+        Ok(Self {
+            repr: ok(CRepr::from_str_no_nul(s)),
+        })
+    }
+
+    /// Length in bytes, without the NUL.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.as_bytes().len()
+    }
+
+    /// `true` if the string is empty.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Bytes the string can hold (NUL not counted) without reallocating.
+    pub fn capacity(&self) -> usize {
+        self.repr.capacity()
+    }
+
+    /// The contents.
+    #[inline]
+    pub fn as_str(&self) -> &str {
+        self.repr.as_str()
+    }
+
+    /// The contents as bytes, without the NUL.
+    #[inline]
+    pub fn as_bytes(&self) -> &[u8] {
+        self.repr.as_bytes()
+    }
+
+    /// The contents and the NUL after them.
+    #[inline]
+    pub fn as_bytes_with_nul(&self) -> &[u8] {
+        self.repr.as_bytes_with_nul()
+    }
+
+    /// The contents as a `&CStr`, without copying.
+    #[inline]
+    pub fn as_c_str(&self) -> &CStr {
+        self.repr.as_c_str()
+    }
+
+    /// Pointer to the NUL-terminated contents, valid while `self` is neither mutated nor
+    /// moved (inline strings live inside `self`).
+    #[inline]
+    pub fn as_ptr(&self) -> *const c_char {
+        self.as_bytes_with_nul().as_ptr().cast()
+    }
+
+    /// `true` if the contents live in a heap buffer.
+    pub fn is_heap_allocated(&self) -> bool {
+        self.repr.kind() == Kind::Heap
+    }
+
+    /// Ensures room for `additional` more bytes; `reserve(0)` does nothing.
+    pub fn reserve(&mut self, additional: usize) {
+        ok(self.try_reserve(additional))
+    }
+
+    /// Fallible [`reserve`](Self::reserve).
+    pub fn try_reserve(&mut self, additional: usize) -> Result<(), ReserveError> {
+        if additional == 0 {
+            return Ok(());
+        }
+        self.repr.make_mut(additional)
+    }
+
+    /// Frees unused heap capacity.
+    pub fn shrink_to_fit(&mut self) {
+        ok(self.try_shrink_to_fit())
+    }
+
+    /// Fallible [`shrink_to_fit`](Self::shrink_to_fit).
+    pub fn try_shrink_to_fit(&mut self) -> Result<(), ReserveError> {
+        self.repr.shrink_to(0)
+    }
+
+    /// Appends a char; `'\0'` is rejected.
+    pub fn push(&mut self, ch: char) -> Result<(), InteriorNulError> {
+        ok_nul(self.try_push(ch))
+    }
+
+    /// Fallible [`push`](Self::push).
+    pub fn try_push(&mut self, ch: char) -> Result<(), CStringError> {
+        self.try_push_str(ch.encode_utf8(&mut [0; 4]))
+    }
+
+    /// Appends `s`; a NUL in it is rejected and the string is unchanged.
+    pub fn push_str(&mut self, s: &str) -> Result<(), InteriorNulError> {
+        ok_nul(self.try_push_str(s))
+    }
+
+    /// Fallible [`push_str`](Self::push_str).
+    pub fn try_push_str(&mut self, s: &str) -> Result<(), CStringError> {
+        check_nul(s)?;
+        Ok(self.repr.push_str_no_nul(s)?)
+    }
+
+    /// Removes and returns the last char.
+    pub fn pop(&mut self) -> Option<char> {
+        ok(self.try_pop())
+    }
+
+    /// Fallible [`pop`](Self::pop) (a shared string is copied).
+    pub fn try_pop(&mut self) -> Result<Option<char>, ReserveError> {
+        let Some(ch) = self.as_str().chars().next_back() else {
+            return Ok(None);
+        };
+        self.repr.truncate(self.len() - ch.len_utf8())?;
+        Ok(Some(ch))
+    }
+
+    /// Shortens to `new_len` bytes; nothing if `new_len >= len`.
+    ///
+    /// # Panics
+    /// If `new_len` is not a char boundary.
+    #[track_caller]
+    pub fn truncate(&mut self, new_len: usize) {
+        ok(self.try_truncate(new_len))
+    }
+
+    /// Fallible [`truncate`](Self::truncate).
+    #[track_caller]
+    pub fn try_truncate(&mut self, new_len: usize) -> Result<(), ReserveError> {
+        if new_len >= self.len() {
+            return Ok(());
+        }
+        assert!(
+            self.as_str().is_char_boundary(new_len),
+            "truncate: byte index {new_len} is not a char boundary"
+        );
+        self.repr.truncate(new_len)
+    }
+
+    #[cfg(test)]
+    pub(crate) fn repr(&self) -> &CRepr {
+        &self.repr
+    }
+
+    /// Empties the string; never allocates.
+    pub fn clear(&mut self) {
+        if self.repr.truncate(0).is_err() {
+            *self = Self::new();
+        }
+    }
+}
+
+impl Clone for LeanCString {
+    fn clone(&self) -> Self {
+        Self {
+            repr: self.repr.clone_or_raise(),
+        }
+    }
+}
+
+impl Default for LeanCString {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Deref for LeanCString {
+    type Target = str;
+    #[inline]
+    fn deref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+crate::traits::str_traits!([] LeanCString);
+
+impl AsRef<CStr> for LeanCString {
+    fn as_ref(&self) -> &CStr {
+        self.as_c_str()
+    }
+}
+
+impl TryFrom<&str> for LeanCString {
+    type Error = InteriorNulError;
+    fn try_from(s: &str) -> Result<Self, InteriorNulError> {
+        Self::from_str_checked(s)
+    }
+}
+
+impl TryFrom<String> for LeanCString {
+    type Error = InteriorNulError;
+    fn try_from(s: String) -> Result<Self, InteriorNulError> {
+        Self::from_str_checked(&s)
+    }
+}
+
+impl TryFrom<&CStr> for LeanCString {
+    type Error = Utf8Error;
+    fn try_from(s: &CStr) -> Result<Self, Utf8Error> {
+        Self::from_c_str(s)
+    }
+}
+
+impl FromStr for LeanCString {
+    type Err = InteriorNulError;
+    fn from_str(s: &str) -> Result<Self, InteriorNulError> {
+        Self::from_str_checked(s)
+    }
+}
+
+impl From<LeanCString> for String {
+    fn from(s: LeanCString) -> Self {
+        String::from(s.as_str())
+    }
+}
+
+impl From<&LeanCString> for alloc::ffi::CString {
+    fn from(s: &LeanCString) -> Self {
+        s.as_c_str().into()
+    }
+}

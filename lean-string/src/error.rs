@@ -1,0 +1,172 @@
+//! Error types.
+
+use alloc::alloc::Layout;
+use core::fmt;
+
+/// A reservation failed: the capacity would overflow the limit ([`MAX_LEN`](crate::MAX_LEN)
+/// bytes), or the allocator returned an error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ReserveError {
+    kind: ReserveErrorKind,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum ReserveErrorKind {
+    CapacityOverflow,
+    Alloc(Layout),
+}
+
+impl ReserveError {
+    pub(crate) fn capacity_overflow() -> Self {
+        Self {
+            kind: ReserveErrorKind::CapacityOverflow,
+        }
+    }
+
+    pub(crate) fn alloc(layout: Layout) -> Self {
+        Self {
+            kind: ReserveErrorKind::Alloc(layout),
+        }
+    }
+
+    /// Turns the error into the panic (or allocation-error handler) that the infallible
+    /// method of the same name promises, as `String` does.
+    #[cold]
+    #[track_caller]
+    pub(crate) fn raise(self) -> ! {
+        match self.kind {
+            ReserveErrorKind::CapacityOverflow => panic!("capacity overflow"),
+            ReserveErrorKind::Alloc(layout) => alloc::alloc::handle_alloc_error(layout),
+        }
+    }
+}
+
+impl fmt::Display for ReserveError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.kind {
+            ReserveErrorKind::CapacityOverflow => {
+                f.write_str("memory reservation failed: capacity overflow")
+            }
+            ReserveErrorKind::Alloc(layout) => write!(
+                f,
+                "memory reservation failed: the allocator refused {} bytes",
+                layout.size()
+            ),
+        }
+    }
+}
+
+impl core::error::Error for ReserveError {}
+
+/// A UTF-16 buffer held an unpaired surrogate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct FromUtf16Error(pub(crate) ());
+
+impl fmt::Display for FromUtf16Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("invalid utf-16: lone surrogate found")
+    }
+}
+
+impl core::error::Error for FromUtf16Error {}
+
+/// Converting a value with `to_lean_string` failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ToLeanStringError {
+    /// Memory could not be reserved.
+    Reserve(ReserveError),
+    /// The value's `Display` implementation returned an error.
+    Fmt(fmt::Error),
+}
+
+/// Converting a value with `to_lean_str` failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ToLeanStrError {
+    /// Memory could not be reserved.
+    Reserve(ReserveError),
+    /// The value's `Display` implementation returned an error.
+    Fmt(fmt::Error),
+}
+
+macro_rules! to_error_impls {
+    ($t:ident) => {
+        impl fmt::Display for $t {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                match self {
+                    $t::Reserve(e) => fmt::Display::fmt(e, f),
+                    $t::Fmt(e) => fmt::Display::fmt(e, f),
+                }
+            }
+        }
+        impl core::error::Error for $t {}
+        impl From<ReserveError> for $t {
+            fn from(e: ReserveError) -> Self {
+                $t::Reserve(e)
+            }
+        }
+        impl From<fmt::Error> for $t {
+            fn from(e: fmt::Error) -> Self {
+                $t::Fmt(e)
+            }
+        }
+    };
+}
+to_error_impls!(ToLeanStringError);
+to_error_impls!(ToLeanStrError);
+
+/// The input held a NUL byte, which a C string cannot contain.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct InteriorNulError {
+    pub(crate) position: usize,
+}
+
+impl InteriorNulError {
+    /// Byte index of the first NUL in the rejected input.
+    pub fn nul_position(&self) -> usize {
+        self.position
+    }
+}
+
+impl fmt::Display for InteriorNulError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "nul byte found in provided data at position: {}",
+            self.position
+        )
+    }
+}
+
+impl core::error::Error for InteriorNulError {}
+
+/// A fallible `LeanCString` operation failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CStringError {
+    /// The input held a NUL byte (the string is unchanged).
+    InteriorNul(InteriorNulError),
+    /// Memory could not be reserved (the string is unchanged).
+    Reserve(ReserveError),
+}
+
+impl fmt::Display for CStringError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CStringError::InteriorNul(e) => fmt::Display::fmt(e, f),
+            CStringError::Reserve(e) => fmt::Display::fmt(e, f),
+        }
+    }
+}
+
+impl core::error::Error for CStringError {}
+
+impl From<InteriorNulError> for CStringError {
+    fn from(e: InteriorNulError) -> Self {
+        CStringError::InteriorNul(e)
+    }
+}
+
+impl From<ReserveError> for CStringError {
+    fn from(e: ReserveError) -> Self {
+        CStringError::Reserve(e)
+    }
+}

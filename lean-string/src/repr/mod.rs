@@ -1,0 +1,326 @@
+//! The one unsafe core of the crate: every bit trick lives in this folder.
+//!
+//! All three string types are two words, [`Words`]. The last byte in memory is the tag
+//! ([`LastByte`]); its unused values are the niche that keeps `Option<_>` at two words.
+//! Word 1 is read as a little-endian integer (`usize::from_le`), so "the last byte in
+//! memory" is its most significant byte on every target, little- or big-endian.
+
+mod cstring;
+pub(crate) mod heap;
+mod lean_str;
+mod string;
+
+pub(crate) use cstring::CRepr;
+pub(crate) use lean_str::StrRepr;
+pub(crate) use string::{Kind, Repr};
+
+use core::mem::size_of;
+use core::ptr;
+
+/// Bytes in a machine word.
+const WORD: usize = size_of::<usize>();
+/// Bytes stored inline by `LeanString` and `LeanStr`: 16 on 64-bit, 8 on 32-bit.
+pub const INLINE_CAPACITY: usize = 2 * WORD;
+/// Bytes stored inline by `LeanCString` (one fewer: the last byte doubles as the NUL).
+pub const C_INLINE_CAPACITY: usize = INLINE_CAPACITY - 1;
+/// Bits of word 1 that hold a heap or static string's length.
+const LEN_BITS: u32 = (WORD * 8 - 8) as u32;
+/// The longest string (and the largest capacity): 2^56 - 1 on 64-bit, 2^24 - 1 on 32-bit.
+pub const MAX_LEN: usize = (1usize << LEN_BITS) - 1;
+const LEN_MASK: usize = MAX_LEN;
+
+/// `LeanString`/`LeanStr`: last byte `0xC0 + len` marks an inline string shorter than
+/// [`INLINE_CAPACITY`]; any byte below `0xC0` is the final byte of a full inline string.
+pub const INLINE_TAG_BASE: u8 = 0xC0;
+/// Last byte of a heap string: word 0 points at the data, word 1 holds the length.
+pub const HEAP_TAG: u8 = 0xD0;
+/// Last byte of a static string: word 0 is the `&'static str` pointer, word 1 the length.
+pub const STATIC_TAG: u8 = 0xD1;
+
+const _: () = {
+    assert!(INLINE_TAG_BASE as usize + INLINE_CAPACITY <= HEAP_TAG as usize + 1);
+    assert!(STATIC_TAG == HEAP_TAG + 1);
+    assert!(C_INLINE_CAPACITY < INLINE_TAG_BASE as usize);
+};
+
+/// The last byte: only `0x00..=0xD1` are valid, leaving `0xD2..=0xFF` as the niche.
+#[allow(dead_code, clippy::upper_case_acronyms)]
+#[derive(Clone, Copy)]
+#[repr(u8)]
+#[rustfmt::skip]
+enum LastByte {
+    B00 = 0x00, B01 = 0x01, B02 = 0x02, B03 = 0x03, B04 = 0x04, B05 = 0x05, B06 = 0x06, B07 = 0x07,
+    B08 = 0x08, B09 = 0x09, B0A = 0x0A, B0B = 0x0B, B0C = 0x0C, B0D = 0x0D, B0E = 0x0E, B0F = 0x0F,
+    B10 = 0x10, B11 = 0x11, B12 = 0x12, B13 = 0x13, B14 = 0x14, B15 = 0x15, B16 = 0x16, B17 = 0x17,
+    B18 = 0x18, B19 = 0x19, B1A = 0x1A, B1B = 0x1B, B1C = 0x1C, B1D = 0x1D, B1E = 0x1E, B1F = 0x1F,
+    B20 = 0x20, B21 = 0x21, B22 = 0x22, B23 = 0x23, B24 = 0x24, B25 = 0x25, B26 = 0x26, B27 = 0x27,
+    B28 = 0x28, B29 = 0x29, B2A = 0x2A, B2B = 0x2B, B2C = 0x2C, B2D = 0x2D, B2E = 0x2E, B2F = 0x2F,
+    B30 = 0x30, B31 = 0x31, B32 = 0x32, B33 = 0x33, B34 = 0x34, B35 = 0x35, B36 = 0x36, B37 = 0x37,
+    B38 = 0x38, B39 = 0x39, B3A = 0x3A, B3B = 0x3B, B3C = 0x3C, B3D = 0x3D, B3E = 0x3E, B3F = 0x3F,
+    B40 = 0x40, B41 = 0x41, B42 = 0x42, B43 = 0x43, B44 = 0x44, B45 = 0x45, B46 = 0x46, B47 = 0x47,
+    B48 = 0x48, B49 = 0x49, B4A = 0x4A, B4B = 0x4B, B4C = 0x4C, B4D = 0x4D, B4E = 0x4E, B4F = 0x4F,
+    B50 = 0x50, B51 = 0x51, B52 = 0x52, B53 = 0x53, B54 = 0x54, B55 = 0x55, B56 = 0x56, B57 = 0x57,
+    B58 = 0x58, B59 = 0x59, B5A = 0x5A, B5B = 0x5B, B5C = 0x5C, B5D = 0x5D, B5E = 0x5E, B5F = 0x5F,
+    B60 = 0x60, B61 = 0x61, B62 = 0x62, B63 = 0x63, B64 = 0x64, B65 = 0x65, B66 = 0x66, B67 = 0x67,
+    B68 = 0x68, B69 = 0x69, B6A = 0x6A, B6B = 0x6B, B6C = 0x6C, B6D = 0x6D, B6E = 0x6E, B6F = 0x6F,
+    B70 = 0x70, B71 = 0x71, B72 = 0x72, B73 = 0x73, B74 = 0x74, B75 = 0x75, B76 = 0x76, B77 = 0x77,
+    B78 = 0x78, B79 = 0x79, B7A = 0x7A, B7B = 0x7B, B7C = 0x7C, B7D = 0x7D, B7E = 0x7E, B7F = 0x7F,
+    B80 = 0x80, B81 = 0x81, B82 = 0x82, B83 = 0x83, B84 = 0x84, B85 = 0x85, B86 = 0x86, B87 = 0x87,
+    B88 = 0x88, B89 = 0x89, B8A = 0x8A, B8B = 0x8B, B8C = 0x8C, B8D = 0x8D, B8E = 0x8E, B8F = 0x8F,
+    B90 = 0x90, B91 = 0x91, B92 = 0x92, B93 = 0x93, B94 = 0x94, B95 = 0x95, B96 = 0x96, B97 = 0x97,
+    B98 = 0x98, B99 = 0x99, B9A = 0x9A, B9B = 0x9B, B9C = 0x9C, B9D = 0x9D, B9E = 0x9E, B9F = 0x9F,
+    BA0 = 0xA0, BA1 = 0xA1, BA2 = 0xA2, BA3 = 0xA3, BA4 = 0xA4, BA5 = 0xA5, BA6 = 0xA6, BA7 = 0xA7,
+    BA8 = 0xA8, BA9 = 0xA9, BAA = 0xAA, BAB = 0xAB, BAC = 0xAC, BAD = 0xAD, BAE = 0xAE, BAF = 0xAF,
+    BB0 = 0xB0, BB1 = 0xB1, BB2 = 0xB2, BB3 = 0xB3, BB4 = 0xB4, BB5 = 0xB5, BB6 = 0xB6, BB7 = 0xB7,
+    BB8 = 0xB8, BB9 = 0xB9, BBA = 0xBA, BBB = 0xBB, BBC = 0xBC, BBD = 0xBD, BBE = 0xBE, BBF = 0xBF,
+    BC0 = 0xC0, BC1 = 0xC1, BC2 = 0xC2, BC3 = 0xC3, BC4 = 0xC4, BC5 = 0xC5, BC6 = 0xC6, BC7 = 0xC7,
+    BC8 = 0xC8, BC9 = 0xC9, BCA = 0xCA, BCB = 0xCB, BCC = 0xCC, BCD = 0xCD, BCE = 0xCE, BCF = 0xCF,
+    BD0 = 0xD0, BD1 = 0xD1,
+}
+
+/// Two words whose last byte is a [`LastByte`].
+///
+/// Word 0 is a pointer (heap and static strings, with provenance) or inline bytes (no
+/// provenance; never dereferenced as a pointer).
+#[repr(C)]
+pub(crate) struct Words {
+    w0: *const u8,
+    mid: [u8; WORD - 1],
+    last: LastByte,
+}
+
+/// The same two words as plain fields, for building and reading them whole (in registers).
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct Raw {
+    w0: *const u8,
+    w1: usize,
+}
+
+const _: () = {
+    assert!(size_of::<Words>() == 2 * WORD);
+    assert!(size_of::<Option<Words>>() == 2 * WORD);
+    assert!(size_of::<Raw>() == size_of::<Words>());
+    assert!(core::mem::align_of::<Raw>() == core::mem::align_of::<Words>());
+};
+
+impl Words {
+    /// # Safety
+    /// The most significant byte of `w1_le` (the last byte in memory) must be `<= 0xD1`.
+    #[inline(always)]
+    const unsafe fn from_parts(w0: *const u8, w1_le: usize) -> Self {
+        let raw = Raw {
+            w0,
+            w1: w1_le.to_le(),
+        };
+        // SAFETY: same size and alignment (asserted above); every byte but the last is a
+        // plain byte, and the caller guarantees the last one is a valid `LastByte`.
+        unsafe { core::mem::transmute::<Raw, Words>(raw) }
+    }
+
+    /// The words as a scalar pair, which the ABI returns in two registers (a `Words`
+    /// value would come back through memory).
+    #[inline(always)]
+    const fn into_raw(self) -> Raw {
+        self.raw()
+    }
+
+    /// # Safety
+    /// `raw` must have come from [`Words::into_raw`].
+    #[inline(always)]
+    const unsafe fn from_raw(raw: Raw) -> Self {
+        // SAFETY: same layout; the caller passes bytes that were a valid `Words`.
+        unsafe { core::mem::transmute::<Raw, Words>(raw) }
+    }
+
+    #[inline(always)]
+    const fn raw(&self) -> Raw {
+        // SAFETY: `Words` and `Raw` have the same layout; reading the bytes as a `usize` is
+        // valid for any initialised bytes, and word 0 is a pointer in both.
+        unsafe { ptr::read(ptr::from_ref(self).cast::<Raw>()) }
+    }
+
+    /// Word 1 as a little-endian integer: the tag is its top byte on every target.
+    #[inline(always)]
+    const fn w1(&self) -> usize {
+        usize::from_le(self.raw().w1)
+    }
+
+    /// The tag: one byte load (a compare against `HEAP_TAG` needs no shift). Construction
+    /// paths never read it, so the optimiser still moves a fresh string as two words.
+    #[inline(always)]
+    const fn last(&self) -> u8 {
+        self.last as u8
+    }
+
+    #[inline(always)]
+    fn w0(&self) -> *const u8 {
+        self.w0
+    }
+
+    #[inline(always)]
+    const fn base(&self) -> *const u8 {
+        ptr::from_ref(self).cast::<u8>()
+    }
+
+    #[inline(always)]
+    fn base_mut(&mut self) -> *mut u8 {
+        ptr::from_mut(self).cast::<u8>()
+    }
+
+    /// A heap or static string: word 0 a pointer, word 1 `len | tag << LEN_BITS`.
+    #[inline(always)]
+    const fn pointer(ptr: *const u8, len: usize, tag: u8) -> Self {
+        debug_assert!(len <= MAX_LEN);
+        // SAFETY: the tag is HEAP_TAG or STATIC_TAG (callers), both valid last bytes.
+        unsafe { Self::from_parts(ptr, (len & LEN_MASK) | ((tag as usize) << LEN_BITS)) }
+    }
+
+    /// The bytes a `&'static str` or `&'static CStr` points at.
+    #[inline(always)]
+    const fn static_str(s: &'static [u8]) -> Self {
+        Self::pointer(s.as_ptr(), s.len(), STATIC_TAG)
+    }
+}
+
+// ----- building inline strings in registers -----
+//
+// Copying the bytes into the struct and then loading it as two words stalls store
+// forwarding on x86 (narrow stores, wide load). Instead both words are assembled from
+// (possibly overlapping) unaligned loads of the source and stored whole.
+
+/// Loads `n <= WORD` bytes at `p` as a little-endian integer, zero above byte `n`.
+///
+/// # Safety
+/// `p..p + n` must be readable.
+#[inline(always)]
+unsafe fn load_le(p: *const u8, n: usize) -> usize {
+    const HALF: usize = WORD / 2;
+    if n >= HALF {
+        // Two overlapping half-word loads cover HALF..=WORD bytes.
+        // SAFETY: `n >= HALF`, so both loads are inside `p..p + n`.
+        let lo = unsafe { load_half(p) };
+        // SAFETY: as above.
+        let hi = unsafe { load_half(p.wrapping_add(n - HALF)) };
+        lo | (hi << ((n - HALF) * 8))
+    } else if n > 0 {
+        // 1..HALF bytes: first, middle and last (overlapping for short n).
+        // SAFETY: the indices 0, n / 2 and n - 1 are all below `n`.
+        let a = unsafe { *p };
+        // SAFETY: as above.
+        let b = unsafe { *p.wrapping_add(n / 2) };
+        // SAFETY: as above.
+        let c = unsafe { *p.wrapping_add(n - 1) };
+        (a as usize) | ((b as usize) << (n / 2 * 8)) | ((c as usize) << ((n - 1) * 8))
+    } else {
+        0
+    }
+}
+
+/// # Safety
+/// `p..p + WORD / 2` must be readable.
+#[inline(always)]
+unsafe fn load_half(p: *const u8) -> usize {
+    #[cfg(target_pointer_width = "64")]
+    // SAFETY: caller's contract; unaligned read of 4 bytes.
+    let v = u32::from_le(unsafe { p.cast::<u32>().read_unaligned() }) as usize;
+    #[cfg(target_pointer_width = "32")]
+    // SAFETY: caller's contract; unaligned read of 2 bytes.
+    let v = u16::from_le(unsafe { p.cast::<u16>().read_unaligned() }) as usize;
+    v
+}
+
+/// # Safety
+/// `p..p + WORD` must be readable.
+#[inline(always)]
+unsafe fn load_word(p: *const u8) -> usize {
+    // SAFETY: caller's contract; unaligned read of one word.
+    usize::from_le(unsafe { p.cast::<usize>().read_unaligned() })
+}
+
+/// The two little-endian words holding `bytes` (at most [`INLINE_CAPACITY`]), zero-padded.
+#[inline(always)]
+fn inline_words(bytes: &[u8]) -> (usize, usize) {
+    let len = bytes.len();
+    let p = bytes.as_ptr();
+    debug_assert!(len <= INLINE_CAPACITY);
+    if len > WORD {
+        // SAFETY: `WORD < len`, so `p..p + WORD` and `p + len - WORD..p + len` are readable.
+        let lo = unsafe { load_word(p) };
+        // SAFETY: as above.
+        let hi = unsafe { load_word(p.wrapping_add(len - WORD)) };
+        // Shift out the bytes `hi` shares with `lo`: fewer than WORD of them.
+        (lo, hi >> ((INLINE_CAPACITY - len) * 8))
+    } else if len == WORD {
+        // SAFETY: exactly one word is readable.
+        (unsafe { load_word(p) }, 0)
+    } else {
+        // SAFETY: `len < WORD` bytes at `p` are readable.
+        (unsafe { load_le(p, len) }, 0)
+    }
+}
+
+/// An inline `LeanString`/`LeanStr` (`bytes.len() <= INLINE_CAPACITY`, valid UTF-8).
+#[inline(always)]
+fn inline_string(bytes: &[u8]) -> Words {
+    let len = bytes.len();
+    let (w0, w1) = inline_words(bytes);
+    // A full string's last byte is its own data; shorter ones get `0xC0 + len` on top.
+    let tag = (INLINE_TAG_BASE as usize | len) << LEN_BITS;
+    let w1 = if len < INLINE_CAPACITY { w1 | tag } else { w1 };
+    // SAFETY: for a full string the top byte is the final byte of valid UTF-8 (< 0xC0);
+    // otherwise it is 0xC0 + len <= 0xCF (the high bytes of `w1` are zero).
+    // Word 0 holds bytes, not an address: store it in little-endian byte order too.
+    unsafe { Words::from_parts(ptr::without_provenance(w0.to_le()), w1) }
+}
+
+/// An inline `LeanCString` (`bytes.len() <= C_INLINE_CAPACITY`, no NUL): the last byte is
+/// the remaining capacity, so it is 0, the terminator, when the string is full.
+#[inline(always)]
+fn inline_cstring(bytes: &[u8]) -> Words {
+    let len = bytes.len();
+    let (w0, w1) = inline_words(bytes);
+    let tag = (C_INLINE_CAPACITY - len) << LEN_BITS;
+    // SAFETY: `len <= 15` bytes leave the top byte zero; the tag is 0..=15.
+    // Word 0 holds bytes, not an address: store it in little-endian byte order too.
+    unsafe { Words::from_parts(ptr::without_provenance(w0.to_le()), w1 | tag) }
+}
+
+// `Words` holds raw pointers, but every owner type is `Send + Sync` by its own impl.
+
+/// `true` if `bytes` holds a NUL. Strings up to two words long are checked with two
+/// overlapping word loads and the "has a zero byte" bit trick instead of a memchr call.
+#[inline(always)]
+pub(crate) fn has_nul(bytes: &[u8]) -> bool {
+    const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
+    const HIGHS: u64 = u64::from_ne_bytes([0x80; 8]);
+    // Non-zero exactly when some byte of `x` is zero (the lowest such byte never borrows).
+    let zero64 = |x: u64| x.wrapping_sub(ONES) & !x & HIGHS != 0;
+    let zero32 = |x: u32| x.wrapping_sub(ONES as u32) & !x & HIGHS as u32 != 0;
+    let n = bytes.len();
+    let word = |at: usize| u64::from_ne_bytes(bytes[at..at + 8].try_into().expect("8 bytes"));
+    let half = |at: usize| u32::from_ne_bytes(bytes[at..at + 4].try_into().expect("4 bytes"));
+    match n {
+        8..=16 => zero64(word(0)) | zero64(word(n - 8)),
+        4..=7 => zero32(half(0)) | zero32(half(n - 4)),
+        _ => bytes.contains(&0),
+    }
+}
+
+#[cfg(test)]
+mod has_nul_tests {
+    #[test]
+    fn finds_a_nul_at_every_position_of_every_short_length() {
+        for n in 0..=40 {
+            let clean = vec![b'a'; n];
+            assert!(!super::has_nul(&clean), "len {n}");
+            for i in 0..n {
+                let mut v = clean.clone();
+                v[i] = 0;
+                assert!(super::has_nul(&v), "len {n}, nul at {i}");
+                v[i] = 0x80; // high bytes must not look like zeros
+                assert!(!super::has_nul(&v), "len {n}, 0x80 at {i}");
+            }
+        }
+    }
+}

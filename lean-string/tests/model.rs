@@ -1,0 +1,275 @@
+//! Model tests: random sequences of every mutator against `String`, for `LeanString`
+//! (compact and forced-wide), `LeanStr` and `LeanCString`. Sequences cross the inline/heap
+//! boundary both ways, take clones in the middle (clone-on-write) and start from static
+//! strings.
+
+use lean_string::{HeaderPolicy, LeanCString, LeanStr, LeanStringWith};
+use proptest::prelude::*;
+
+const STATICS: [&str; 4] = [
+    "",
+    "short",
+    "exactly sixteen!",
+    "a static string well past the inline limit",
+];
+
+/// Fewer cases under Miri, and no failure-persistence file (Miri isolates the filesystem).
+fn config() -> ProptestConfig {
+    let mut c = ProptestConfig::with_cases(if cfg!(miri) { 3 } else { 192 });
+    if cfg!(miri) {
+        c.failure_persistence = None;
+    }
+    c
+}
+
+fn text() -> impl Strategy<Value = String> {
+    // ASCII and 2-, 3- and 4-byte chars, so boundaries land inside chars too.
+    proptest::string::string_regex("[a-z\u{e9}\u{20ac}\u{1f600}]{0,12}").unwrap()
+}
+
+#[derive(Debug, Clone)]
+enum Op {
+    Push(char),
+    PushStr(String),
+    Pop,
+    Truncate(usize),
+    Remove(usize),
+    Insert(usize, char),
+    InsertStr(usize, String),
+    Retain(u32),
+    Clear,
+    Reserve(usize),
+    ShrinkToFit,
+    ShrinkTo(usize),
+    SplitOff(usize),
+    Clone,
+    DropClone(usize),
+    Static(usize),
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    let ch = prop_oneof![
+        Just('x'),
+        Just('\u{e9}'),
+        Just('\u{20ac}'),
+        Just('\u{1f600}'),
+        any::<char>()
+    ];
+    prop_oneof![
+        3 => ch.clone().prop_map(Op::Push),
+        4 => text().prop_map(Op::PushStr),
+        2 => Just(Op::Pop),
+        2 => any::<usize>().prop_map(Op::Truncate),
+        1 => any::<usize>().prop_map(Op::Remove),
+        1 => (any::<usize>(), ch).prop_map(|(i, c)| Op::Insert(i, c)),
+        2 => (any::<usize>(), text()).prop_map(|(i, s)| Op::InsertStr(i, s)),
+        1 => (2u32..5).prop_map(Op::Retain),
+        1 => Just(Op::Clear),
+        1 => (0usize..40).prop_map(Op::Reserve),
+        1 => Just(Op::ShrinkToFit),
+        1 => (0usize..40).prop_map(Op::ShrinkTo),
+        1 => any::<usize>().prop_map(Op::SplitOff),
+        3 => Just(Op::Clone),
+        1 => any::<usize>().prop_map(Op::DropClone),
+        1 => (0usize..STATICS.len()).prop_map(Op::Static),
+    ]
+}
+
+/// Operations per sequence (shorter under Miri, which is ~1000x slower).
+const MAX_OPS: usize = if cfg!(miri) { 12 } else { 40 };
+
+/// A char boundary of `s` picked by `raw`.
+fn boundary(s: &str, raw: usize) -> usize {
+    let b: Vec<usize> = s.char_indices().map(|(i, _)| i).chain([s.len()]).collect();
+    b[raw % b.len()]
+}
+
+fn run_string<L: HeaderPolicy>(start: &str, ops: &[Op]) {
+    let mut s = LeanStringWith::<L>::from(start);
+    let mut m = String::from(start);
+    let mut clones: Vec<(LeanStringWith<L>, String)> = Vec::new();
+    for op in ops {
+        match op.clone() {
+            Op::Push(c) => {
+                s.push(c);
+                m.push(c);
+            }
+            Op::PushStr(t) => {
+                s.push_str(&t);
+                m.push_str(&t);
+            }
+            Op::Pop => assert_eq!(s.pop(), m.pop()),
+            Op::Truncate(i) => {
+                let i = boundary(&m, i);
+                s.truncate(i);
+                m.truncate(i);
+            }
+            Op::Remove(i) => {
+                if !m.is_empty() {
+                    let starts: Vec<usize> = m.char_indices().map(|(i, _)| i).collect();
+                    let i = starts[i % starts.len()];
+                    assert_eq!(s.remove(i), m.remove(i));
+                }
+            }
+            Op::Insert(i, c) => {
+                let i = boundary(&m, i);
+                s.insert(i, c);
+                m.insert(i, c);
+            }
+            Op::InsertStr(i, t) => {
+                let i = boundary(&m, i);
+                s.insert_str(i, &t);
+                m.insert_str(i, &t);
+            }
+            Op::Retain(k) => {
+                let f = |c: char| !(c as u32).is_multiple_of(k);
+                s.retain(f);
+                m.retain(f);
+            }
+            Op::Clear => {
+                s.clear();
+                m.clear();
+            }
+            Op::Reserve(n) => {
+                s.reserve(n);
+                assert!(s.capacity() >= m.len() + n);
+            }
+            Op::ShrinkToFit => s.shrink_to_fit(),
+            Op::ShrinkTo(n) => s.shrink_to(n),
+            Op::SplitOff(i) => {
+                let i = boundary(&m, i);
+                assert_eq!(s.split_off(i), m.split_off(i));
+            }
+            Op::Clone => clones.push((s.clone(), m.clone())),
+            Op::DropClone(i) => {
+                if !clones.is_empty() {
+                    clones.remove(i % clones.len());
+                }
+            }
+            Op::Static(i) => {
+                s = LeanStringWith::<L>::from_static_str(STATICS[i]);
+                m = String::from(STATICS[i]);
+            }
+        }
+        assert_eq!(s.as_str(), m.as_str());
+        assert_eq!(s.len(), m.len());
+        assert!(s.capacity() >= s.len());
+        assert_eq!(s.is_heap_allocated() && L::FORCE_WIDE, s.uses_wide_header());
+        for (c, expected) in &clones {
+            assert_eq!(
+                c.as_str(),
+                expected.as_str(),
+                "a clone changed: copy-on-write broke"
+            );
+        }
+    }
+}
+
+fn run_cstring(start: &str, ops: &[Op]) {
+    let start: String = start.chars().filter(|&c| c != '\0').collect();
+    let mut s = LeanCString::try_from(start.as_str()).unwrap();
+    let mut m = start;
+    let mut clones: Vec<(LeanCString, String)> = Vec::new();
+    for op in ops {
+        match op.clone() {
+            Op::Push(c) => match s.push(c) {
+                Ok(()) => m.push(c),
+                Err(e) => assert_eq!((c, e.nul_position()), ('\0', 0)),
+            },
+            Op::PushStr(t) | Op::InsertStr(_, t) => {
+                s.push_str(&t).unwrap();
+                m.push_str(&t);
+            }
+            Op::Insert(i, _) => {
+                // A string with a NUL at `i` is rejected whole.
+                let t = format!("ab{}\0cd", "x".repeat(i % 20));
+                let before = s.clone();
+                assert_eq!(
+                    s.push_str(&t).unwrap_err().nul_position(),
+                    t.find('\0').unwrap()
+                );
+                assert_eq!(s, before);
+            }
+            Op::Pop | Op::Remove(_) => assert_eq!(s.pop(), m.pop()),
+            Op::Truncate(i) | Op::SplitOff(i) => {
+                let i = boundary(&m, i);
+                s.truncate(i);
+                m.truncate(i);
+            }
+            Op::Retain(_) | Op::Clear => {
+                s.clear();
+                m.clear();
+            }
+            Op::Reserve(n) => {
+                s.reserve(n);
+                assert!(s.capacity() >= m.len() + n);
+            }
+            Op::ShrinkToFit | Op::ShrinkTo(_) => s.shrink_to_fit(),
+            Op::Clone => clones.push((s.clone(), m.clone())),
+            Op::DropClone(i) => {
+                if !clones.is_empty() {
+                    clones.remove(i % clones.len());
+                }
+            }
+            Op::Static(i) => {
+                let statics = [
+                    c"",
+                    c"short",
+                    c"fifteen bytes!!",
+                    c"a static C string past the inline limit",
+                ];
+                let c = statics[i % statics.len()];
+                s = LeanCString::from_static_c_str(c).unwrap();
+                m = c.to_str().unwrap().to_owned();
+            }
+        }
+        assert_eq!(s.as_str(), m.as_str());
+        assert_eq!(s.as_c_str().to_bytes(), m.as_bytes());
+        assert_eq!(s.as_bytes_with_nul().last(), Some(&0));
+        assert!(s.capacity() >= s.len());
+        for (c, expected) in &clones {
+            assert_eq!(
+                c.as_str(),
+                expected.as_str(),
+                "a clone changed: copy-on-write broke"
+            );
+            assert_eq!(c.as_c_str().to_bytes(), expected.as_bytes());
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn lean_string_matches_string(start in text(), ops in proptest::collection::vec(op(), 1..MAX_OPS)) {
+        run_string::<lean_string::Compact>(&start, &ops);
+    }
+
+    #[test]
+    fn wide_lean_string_matches_string(start in text(), ops in proptest::collection::vec(op(), 1..MAX_OPS)) {
+        run_string::<lean_string::Wide>(&start, &ops);
+    }
+
+    #[test]
+    fn lean_cstring_matches_string(start in text(), ops in proptest::collection::vec(op(), 1..MAX_OPS)) {
+        run_cstring(&start, &ops);
+    }
+
+    #[test]
+    fn lean_str_matches_str(parts in proptest::collection::vec(text(), 0..6), st in 0usize..STATICS.len()) {
+        let joined: String = parts.concat();
+        let s = LeanStr::from(joined.as_str());
+        let c = s.clone();
+        assert_eq!(s.as_str(), joined.as_str());
+        assert_eq!(c, s);
+        let collected: LeanStr = parts.iter().map(String::as_str).collect();
+        assert_eq!(collected, joined);
+        let ls = c.into_lean_string();
+        assert_eq!(ls, joined);
+        assert_eq!(ls.into_lean_str(), joined);
+        let stat = LeanStr::from_static_str(STATICS[st]);
+        assert_eq!(stat.as_static_str(), Some(STATICS[st]));
+        assert_eq!(stat.into_lean_string().as_static_str(), Some(STATICS[st]), "static moves without copying");
+    }
+}
