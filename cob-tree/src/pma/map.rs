@@ -23,6 +23,8 @@ pub(crate) struct Map<K, V> {
     /// Each stripe is a wrapping signed counter; their sum is the length.
     len: [CachePadded<AtomicU64>; LEN_STRIPES],
     cap: usize,
+    /// Never shrink below this (what `with_capacity` asked for).
+    min_leaves: usize,
 }
 
 impl<K: Key, V: Pod> Map<K, V> {
@@ -32,6 +34,7 @@ impl<K: Key, V: Pod> Map<K, V> {
             structure: Mutex::new(()),
             len: core::array::from_fn(|_| CachePadded::new(AtomicU64::new(0))),
             cap,
+            min_leaves: leaves,
         }
     }
 
@@ -199,7 +202,7 @@ impl<K: Key, V: Pod> Map<K, V> {
         self.add_len(j, -1);
         // A sparse leaf is the cheap hint to check the whole array's density.
         if left * LOWER_ROOT.1 < pma.cap() * LOWER_ROOT.0
-            && pma.leaves() > 1
+            && pma.leaves() > self.min_leaves
             && self.len() * LOWER_ROOT.1 < pma.leaves() * pma.cap() * LOWER_ROOT.0
         {
             self.shrink(&guard);
@@ -217,7 +220,13 @@ impl<K: Key, V: Pod> Map<K, V> {
             (0..pma.leaves()).for_each(|i| pma.unlock(i));
             return;
         }
-        let leaves = leaves_for(n, self.cap).min(pma.leaves());
+        let leaves = leaves_for(n, self.cap)
+            .max(self.min_leaves)
+            .min(pma.leaves());
+        if leaves == pma.leaves() {
+            (0..pma.leaves()).for_each(|i| pma.unlock(i));
+            return;
+        }
         let new = Pma::build(leaves, self.cap, n, pma.elements(), false);
         self.root.replace(new, guard);
     }
@@ -229,7 +238,8 @@ impl<K: Key, V: Pod> Map<K, V> {
         (0..pma.leaves()).for_each(|i| pma.lock_spin(i));
         let n = pma.count_range(0, pma.leaves());
         self.add_len(0, -(n as i64));
-        self.root.replace(Pma::new_empty(1, self.cap), &guard);
+        self.root
+            .replace(Pma::new_empty(self.min_leaves, self.cap), &guard);
     }
 
     /// The first or last element, linearizable by double collect: the leaves scanned to
