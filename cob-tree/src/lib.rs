@@ -184,3 +184,6 @@ impl<'a, K: Key, V: Pod> IntoIterator for &'a CobTree<K, V> {
         self.iter()
     }
 }
+
+#[cfg(all(test, loom))]
+mod loom_tests;
