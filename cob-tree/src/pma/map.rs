@@ -162,9 +162,14 @@ impl<K: Key, V: Pod> Map<K, V> {
             pma.unlock(j);
             return None;
         }
+        let append = pma.is_tail_append(j, &k);
+        let (num, den) = UPPER_ROOT;
         let (mut lo, mut hi) = (j, j + 1);
         let height = pma.leaves().trailing_zeros();
-        for level in 1..=height {
+        // Sorted input that has used every leaf has packed the array to the append fill
+        // (about the root bound): grow now rather than rebalance the tail again and again.
+        let full_tail = append && self.len() * den * 10 >= pma.leaves() * self.cap * num * 9;
+        for level in (1..=height).filter(|_| !full_tail) {
             let a = (j >> level) << level;
             let b = a + (1 << level);
             (a..lo).for_each(|i| pma.lock_spin(i));
@@ -177,10 +182,11 @@ impl<K: Key, V: Pod> Map<K, V> {
                 return None;
             }
         }
+        (0..lo).for_each(|i| pma.lock_spin(i));
+        (hi..pma.leaves()).for_each(|i| pma.lock_spin(i));
         // Every leaf is locked and the whole array is too dense: grow.
         let n = pma.count_range(0, pma.leaves()) + 1;
         let leaves = (pma.leaves() * 2).max(leaves_for(n, self.cap));
-        let append = pma.elements().last().is_none_or(|(last, _)| k > last);
         let elems = merge(pma.elements(), (k, v));
         let new = Pma::build(leaves, self.cap, n, elems, append);
         self.root.replace(new, guard);

@@ -96,6 +96,9 @@ pub(crate) struct Pma<K, V> {
     stride: usize,
     /// Leaves `>= live_end` own no keys yet; only grows within one array.
     live_end: AtomicUsize,
+    /// The lower fence of leaf `live_end - 1` (a hint, like the index): appends find their
+    /// leaf with one comparison instead of a search.
+    tail_lo: [AtomicU64; 2],
     _kv: PhantomData<fn() -> (K, V)>,
 }
 
@@ -124,6 +127,7 @@ impl<K: Key, V: Pod> Pma<K, V> {
             cap,
             stride,
             live_end: AtomicUsize::new(1),
+            tail_lo: [AtomicU64::new(0), AtomicU64::new(0)],
             _kv: PhantomData,
         };
         for p in 1..leaves {
@@ -335,6 +339,17 @@ impl<K: Key, V: Pod> Pma<K, V> {
     /// A hint only (the index may be mid-update); callers validate with the fences.
     #[inline]
     pub(crate) fn locate(&self, k: &K) -> usize {
+        let live = self.live_end.load(Ordering::Relaxed).max(1);
+        if live == 1 {
+            return 0;
+        }
+        let mut w = [0u64; 2];
+        for (i, x) in w.iter_mut().enumerate().take(K::WORDS) {
+            *x = self.tail_lo[i].load(Ordering::Relaxed);
+        }
+        if *k >= K::from_words(w) {
+            return live - 1;
+        }
         let n = self.leaves - 1;
         let mut leaf = n;
         if n > 0 {
@@ -347,7 +362,14 @@ impl<K: Key, V: Pod> Pma<K, V> {
                 leaf = self.rank_of_pos(p);
             }
         }
-        leaf.min(self.live_end.load(Ordering::Relaxed).max(1) - 1)
+        leaf.min(live - 1)
+    }
+
+    fn set_tail(&self, k: K) {
+        let w = k.to_words();
+        for (i, x) in w.iter().enumerate().take(K::WORDS) {
+            self.tail_lo[i].store(*x, Ordering::Relaxed);
+        }
     }
 
     // ----- validated reads ---------------------------------------------------------------
@@ -526,11 +548,16 @@ impl<K: Key, V: Pod> Pma<K, V> {
         Some((old, n - 1))
     }
 
-    /// Whether an insert of `k` into full locked leaf `j` can open the next leaf.
-    pub(crate) fn can_append(&self, j: usize, k: &K) -> bool {
+    /// Whether `k` goes after every key of the array (`j`, locked, owns `k`).
+    pub(crate) fn is_tail_append(&self, j: usize, k: &K) -> bool {
         let meta = self.meta(j);
         let n = self.count_of(meta);
-        meta & HI_INF != 0 && j + 1 < self.leaves && (n == 0 || *k > self.key(j, n - 1))
+        meta & HI_INF != 0 && (n == 0 || *k > self.key(j, n - 1))
+    }
+
+    /// Whether an insert of `k` into full locked leaf `j` can open the next leaf.
+    pub(crate) fn can_append(&self, j: usize, k: &K) -> bool {
+        j + 1 < self.leaves && self.is_tail_append(j, k)
     }
 
     /// Opens leaf `j + 1` (unused) holding only `(k, v)`; `j` is locked and is the last
@@ -548,6 +575,7 @@ impl<K: Key, V: Pod> Pma<K, V> {
         self.word(self.base(j) + META)
             .store(meta & !HI_INF, Ordering::Relaxed);
         self.set_index(e, k);
+        self.set_tail(k);
         self.live_end.store(e + 1, Ordering::Release);
         self.unlock(e);
     }
@@ -625,6 +653,9 @@ impl<K: Key, V: Pod> Pma<K, V> {
                 };
                 self.store_at(self.base(j) + FENCES, lo);
                 self.set_index(j, lo);
+                if j == b - 1 && b >= live_end {
+                    self.set_tail(lo);
+                }
                 next_lo = Some(lo);
             }
             let n = self.count(j) as u64;
@@ -702,6 +733,9 @@ impl<K: Key, V: Pod> Pma<K, V> {
                 };
                 pma.store_at(pma.base(j) + FENCES, lo);
                 pma.set_index(j, lo);
+                if j == used - 1 {
+                    pma.set_tail(lo);
+                }
                 next_lo = Some(lo);
             }
             let c = pma.count(j) as u64;

@@ -4,30 +4,31 @@
 //! [`Root::load`] while pinned with a [`Guard`]; a resize publishes a new array with
 //! [`Root::replace`] and hands the old one to `crossbeam-epoch`, which frees it once every
 //! thread that could still hold a reference has unpinned. Under `cfg(loom)` (where
-//! crossbeam-epoch's own atomics are not modelled) retired arrays are instead kept until
-//! the `Root` is dropped, which is trivially safe.
+//! crossbeam-epoch's atomics are not modelled) and `cfg(miri)` (crossbeam-epoch 0.9 casts
+//! integers to pointers, which `-Zmiri-strict-provenance` rejects) retired arrays are
+//! instead kept until the `Root` is dropped, which is trivially safe.
 
 use super::Pma;
 use crate::sync::{AtomicPtr, Ordering};
 use core::ptr::NonNull;
 
 /// Keeps every array loaded while it lives from being freed.
-#[cfg(not(loom))]
+#[cfg(not(any(loom, miri)))]
 pub(crate) type Guard = crossbeam_epoch::Guard;
 
-/// Under loom arrays are never freed before the map, so a guard protects nothing.
-#[cfg(loom)]
+/// Under loom/Miri arrays are never freed before the map, so a guard protects nothing.
+#[cfg(any(loom, miri))]
 #[derive(Debug)]
 pub(crate) struct Guard(());
 
 /// Pins the current thread (cheap when it is already pinned).
 #[inline]
 pub(crate) fn pin() -> Guard {
-    #[cfg(not(loom))]
+    #[cfg(not(any(loom, miri)))]
     {
         crossbeam_epoch::pin()
     }
-    #[cfg(loom)]
+    #[cfg(any(loom, miri))]
     {
         Guard(())
     }
@@ -36,24 +37,24 @@ pub(crate) fn pin() -> Guard {
 /// The owning pointer to the current array.
 pub(crate) struct Root<K, V> {
     ptr: AtomicPtr<Pma<K, V>>,
-    #[cfg(loom)]
+    #[cfg(any(loom, miri))]
     retired: std::sync::Mutex<Vec<Retired<K, V>>>,
 }
 
-/// An unlinked array kept alive until the map is dropped (loom builds only).
-#[cfg(loom)]
+/// An unlinked array kept alive until the map is dropped (loom and Miri builds only).
+#[cfg(any(loom, miri))]
 struct Retired<K, V>(NonNull<Pma<K, V>>);
 
 // SAFETY: a `Retired` is only dereferenced (freed) by `Root::drop`, which has `&mut` access
 // to the whole map; the `Pma` itself holds nothing but atomics and plain integers.
-#[cfg(loom)]
+#[cfg(any(loom, miri))]
 unsafe impl<K, V> Send for Retired<K, V> {}
 
 impl<K, V> Root<K, V> {
     pub(crate) fn new(pma: Pma<K, V>) -> Self {
         Root {
             ptr: AtomicPtr::new(Box::into_raw(Box::new(pma))),
-            #[cfg(loom)]
+            #[cfg(any(loom, miri))]
             retired: std::sync::Mutex::new(Vec::new()),
         }
     }
@@ -80,7 +81,7 @@ impl<K, V> Root<K, V> {
         let new = Box::into_raw(Box::new(new));
         let old = self.ptr.swap(new, Ordering::AcqRel);
         let old = NonNull::new(old).expect("root pointer is never null");
-        #[cfg(not(loom))]
+        #[cfg(not(any(loom, miri)))]
         {
             let old = old.as_ptr();
             let free = move || {
@@ -92,7 +93,7 @@ impl<K, V> Root<K, V> {
             // unlinking swap defers it, so it is freed exactly once.
             unsafe { guard.defer_unchecked(free) };
         }
-        #[cfg(loom)]
+        #[cfg(any(loom, miri))]
         {
             let _ = guard;
             crate::sync::lock_std(&self.retired).push(Retired(old));
@@ -106,9 +107,9 @@ impl<K, V> Drop for Root<K, V> {
         // SAFETY: `&mut self` means no thread holds a reference into the map any more; the
         // current array was made by `Box::into_raw` and was never handed to the collector.
         drop(unsafe { Box::from_raw(p) });
-        #[cfg(loom)]
+        #[cfg(any(loom, miri))]
         for r in crate::sync::lock_std(&self.retired).drain(..) {
-            // SAFETY: as above; retired arrays under loom are freed only here, once each.
+            // SAFETY: as above; retired arrays under loom/Miri are freed only here, once each.
             drop(unsafe { Box::from_raw(r.0.as_ptr()) });
         }
     }
