@@ -62,6 +62,26 @@ fn main() {
     seq(n);
     let mut v: Vec<(u64, u64)> = b.iter().map(|(k, v)| (*k, *v)).collect();
     v.sort_unstable();
+    if std::env::args().nth(2).as_deref() == Some("get") {
+        for _ in 0..3 {
+            time("sorted Vec get", n, || {
+                probes
+                    .iter()
+                    .map(|k| v[v.binary_search_by_key(k, |e| e.0).unwrap()].1)
+                    .fold(0u64, u64::wrapping_add)
+            });
+            time("BTreeMap get", n, || {
+                probes.iter().map(|k| b[k]).fold(0u64, u64::wrapping_add)
+            });
+            time("CobTree get", n, || {
+                probes
+                    .iter()
+                    .map(|k| c.get(k).unwrap())
+                    .fold(0u64, u64::wrapping_add)
+            });
+        }
+        return;
+    }
     let s1 = time("sorted Vec get", n, || {
         probes
             .iter()

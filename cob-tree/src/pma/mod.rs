@@ -1,6 +1,6 @@
 //! The packed memory array: layout, per-leaf seqlocks, the static index, and every
-//! structural change. Safe code except [`root`], which owns the one `unsafe` (publishing and
-//! reclaiming arrays).
+//! structural change. Safe code except [`root`] (publishing and reclaiming arrays) and
+//! [`hint`] (prefetch), which hold the crate's only `unsafe`.
 //!
 //! # Layout
 //!
@@ -24,6 +24,7 @@
 //! Leaves `>= live_end` are unused tail space (for the append fast path); the index pads
 //! them with `K::MAX`.
 
+mod hint;
 pub(crate) mod map;
 mod root;
 
@@ -355,6 +356,10 @@ impl<K: Key, V: Pod> Pma<K, V> {
         if n > 0 {
             let mut p = 1usize;
             while p <= n {
+                // The 16 great-great-grandchildren of `p` are contiguous: fetch them now.
+                if let Some(w) = self.index.get(16 * p * K::WORDS) {
+                    hint::prefetch(w);
+                }
                 p = 2 * p + usize::from(self.index_node(p) <= *k);
             }
             p >>= p.trailing_ones() + 1;
@@ -372,11 +377,22 @@ impl<K: Key, V: Pod> Pma<K, V> {
         }
     }
 
+    /// Starts loading leaf `j`'s header and key lines in parallel.
+    #[inline(always)]
+    pub(crate) fn prefetch_keys(&self, j: usize) {
+        let first = self.base(j);
+        let end = self.key_off(j, self.cap);
+        for w in (first..end).step_by(WORDS_PER_LINE) {
+            hint::prefetch(self.word(w));
+        }
+    }
+
     // ----- validated reads ---------------------------------------------------------------
 
     /// Looks `k` up in leaf `j`.
     #[inline]
     pub(crate) fn probe_get(&self, j: usize, k: &K) -> Probe<Option<V>> {
+        self.prefetch_keys(j);
         let Some(v) = self.read_begin(j) else {
             return Probe::Busy;
         };
