@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Loom model checks. Every crate is built with `--cfg loom` (so its atomics go through
+# loom's types via its `sync` facade) and the tests whose names start with `loom_` run.
+# Release mode and a separate target dir, so the normal build's cache is not invalidated.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export RUSTFLAGS="--cfg loom ${RUSTFLAGS:-}"
+export LOOM_MAX_PREEMPTIONS="${LOOM_MAX_PREEMPTIONS:-2}"
+export CARGO_TARGET_DIR="${LOOM_TARGET_DIR:-target/loom}"
+crates=("$@")
+[ ${#crates[@]} -gt 0 ] || crates=(lean-string cob-tree gc-object arena-alloc)
+for c in "${crates[@]}"; do
+  echo "== loom: $c"
+  cargo test --release -p "$c" --lib --tests -- loom_
+done
