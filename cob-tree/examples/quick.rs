@@ -39,6 +39,36 @@ fn main() {
         return;
     }
     let ks = keys(n, 0x243f6a8885a308d3);
+    if std::env::args().nth(2).as_deref() == Some("small") {
+        let reps = 2_000_000 / n;
+        time("BTreeMap random build (small)", n * reps, || {
+            for _ in 0..reps {
+                let mut m = BTreeMap::new();
+                for &k in &ks {
+                    m.insert(k, k);
+                }
+                assert_eq!(m.len(), n);
+            }
+        });
+        time("CobTree random build (small)", n * reps, || {
+            for _ in 0..reps {
+                let t = CobTree::new();
+                for &k in &ks {
+                    t.insert(k, k);
+                }
+                assert_eq!(t.len(), n);
+            }
+        });
+        let t: CobTree<u64, u64> = ks.iter().map(|&k| (k, k)).collect();
+        time("CobTree get (small)", n * reps, || {
+            for _ in 0..reps {
+                for k in &ks {
+                    assert!(t.get(k).is_some());
+                }
+            }
+        });
+        return;
+    }
     let probes: Vec<u64> = keys(n, 7)
         .iter()
         .map(|x| ks[(*x % n as u64) as usize])

@@ -11,6 +11,13 @@ pub use pma::{
     CACHE_LINE, LEAF_BYTES, LOWER_ROOT, MAX_LEAF_CAPACITY, MIN_LEAF_CAPACITY, UPPER_ROOT,
 };
 
+/// Map sizes of the seed's benchmark table (all fit in L2: where the seed stopped).
+pub const SEED_TABLE_SIZES: [usize; 5] = [100, 500, 1_000, 2_000, 5_000];
+/// Map sizes past the caches, where the layout matters (quick benchmark mode).
+pub const LARGE_SIZES: [usize; 2] = [100_000, 1_000_000];
+/// Extra map size of the full benchmark mode.
+pub const FULL_SIZES: [usize; 1] = [10_000_000];
+
 use core::fmt;
 use core::ops::{Bound, RangeBounds};
 

@@ -109,8 +109,21 @@ fn max_ops() -> usize {
     if cfg!(miri) { 60 } else { 600 }
 }
 
+fn config() -> ProptestConfig {
+    ProptestConfig {
+        cases: cases(),
+        // Miri isolates the file system: no regression files there.
+        failure_persistence: if cfg!(miri) {
+            None
+        } else {
+            ProptestConfig::default().failure_persistence
+        },
+        ..ProptestConfig::default()
+    }
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(cases()))]
+    #![proptest_config(config())]
 
     #[test]
     fn matches_btreemap(cap in MIN_LEAF_CAPACITY..9usize, ops in prop::collection::vec(op(), 0..max_ops())) {

@@ -4,6 +4,7 @@
 use crate::measure::{BenchResult, Ctx};
 
 pub mod std_strings;
+pub mod tree;
 
 /// A named group of benchmark cases.
 #[derive(Clone, Copy, Debug)]
@@ -18,7 +19,7 @@ pub struct Group {
 
 /// Every group, in report order.
 pub fn all() -> Vec<Group> {
-    vec![std_strings::GROUP]
+    vec![std_strings::GROUP, tree::GROUP]
 }
 
 /// The names of every group.
