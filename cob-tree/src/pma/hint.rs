@@ -1,4 +1,5 @@
-//! Cache prefetch hints (the crate's second and last `unsafe`, beside `root`).
+//! Memory-system helpers: prefetch hints and zeroed line allocation (the crate's other
+//! `unsafe`, beside `root`).
 
 use crate::sync::AtomicU64;
 
@@ -17,4 +18,15 @@ pub(crate) fn prefetch(w: &AtomicU64) {
     }
     #[cfg(not(all(target_arch = "x86_64", not(any(loom, miri)))))]
     let _ = w;
+}
+
+/// `n` cache lines of zeroed atomics in one zeroed allocation.
+#[cfg(not(loom))]
+pub(super) fn zeroed_lines(n: usize) -> Box<[super::Line]> {
+    let b: Box<[core::mem::MaybeUninit<super::Line>]> = Box::new_zeroed_slice(n);
+    // SAFETY: a `Line` is `#[repr(C)]` around `[AtomicU64; 8]`, and `AtomicU64` has the
+    // same in-memory representation as `u64`, for which all-zero bytes are a valid value;
+    // there is no padding (size 64 = 8 * 8, asserted beside `Line`). So the zeroed memory
+    // is a fully initialized `[Line]`.
+    unsafe { b.assume_init() }
 }

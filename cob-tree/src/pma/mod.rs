@@ -55,6 +55,21 @@ const _: () = assert!(core::mem::size_of::<Line>() == CACHE_LINE);
 #[cfg(not(loom))]
 const _: () = assert!(core::mem::align_of::<Line>() == CACHE_LINE);
 
+/// `n` zeroed cache lines. Off loom this is one zeroed allocation (`calloc`: large arrays
+/// come straight from the OS as untouched zero pages, so unused tail leaves cost nothing).
+fn zeroed_lines(n: usize) -> Box<[Line]> {
+    #[cfg(not(loom))]
+    {
+        hint::zeroed_lines(n)
+    }
+    #[cfg(loom)]
+    {
+        (0..n)
+            .map(|_| Line(core::array::from_fn(|_| AtomicU64::new(0))))
+            .collect()
+    }
+}
+
 const VERSION: usize = 0;
 const META: usize = 1;
 const FENCES: usize = 2;
@@ -116,9 +131,7 @@ impl<K: Key, V: Pod> Pma<K, V> {
         let words = leaves
             .checked_mul(stride)
             .expect("CobTree capacity overflows usize");
-        let lines = (0..words / WORDS_PER_LINE)
-            .map(|_| Line(core::array::from_fn(|_| AtomicU64::new(0))))
-            .collect();
+        let lines = zeroed_lines(words / WORDS_PER_LINE);
         let index = (0..leaves * K::WORDS).map(|_| AtomicU64::new(0)).collect();
         let pma = Pma {
             lines,
@@ -489,6 +502,10 @@ impl<K: Key, V: Pod> Pma<K, V> {
     }
 
     fn find(&self, j: usize, n: usize, k: &K) -> Result<usize, usize> {
+        // Appends (sorted input) go past the last key: one comparison, not a scan.
+        if n == 0 || self.key(j, n - 1) < *k {
+            return Err(n);
+        }
         for s in 0..n {
             let x = self.key(j, s);
             if x >= *k {
