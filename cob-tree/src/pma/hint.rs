@@ -20,13 +20,22 @@ pub(crate) fn prefetch(w: &AtomicU64) {
     let _ = w;
 }
 
-/// `n` cache lines of zeroed atomics in one zeroed allocation.
+/// `n` (at least one) cache lines of zeroed atomics in one zeroed allocation.
 #[cfg(not(loom))]
 pub(super) fn zeroed_lines(n: usize) -> Box<[super::Line]> {
-    let b: Box<[core::mem::MaybeUninit<super::Line>]> = Box::new_zeroed_slice(n);
-    // SAFETY: a `Line` is `#[repr(C)]` around `[AtomicU64; 8]`, and `AtomicU64` has the
-    // same in-memory representation as `u64`, for which all-zero bytes are a valid value;
-    // there is no padding (size 64 = 8 * 8, asserted beside `Line`). So the zeroed memory
-    // is a fully initialized `[Line]`.
-    unsafe { b.assume_init() }
+    use std::alloc::{Layout, alloc_zeroed, handle_alloc_error};
+    assert!(n > 0, "an array has at least one line");
+    let layout = Layout::array::<super::Line>(n).expect("CobTree array size overflows");
+    // SAFETY: `layout` has non-zero size (n >= 1 lines of 64 bytes).
+    let p = unsafe { alloc_zeroed(layout) }.cast::<super::Line>();
+    if p.is_null() {
+        handle_alloc_error(layout);
+    }
+    let slice = core::ptr::slice_from_raw_parts_mut(p, n);
+    // SAFETY: (1) `p` is a fresh allocation from the global allocator with exactly the
+    // layout `Box<[Line]>` of length `n` uses, so the box may own and free it. (2) It is
+    // fully initialized: a `Line` is `#[repr(C)]` around `[AtomicU64; 8]`, `AtomicU64` has
+    // the in-memory representation of `u64`, all-zero bytes are a valid `u64`, and there is
+    // no padding (size 64 = 8 * 8, asserted beside `Line`).
+    unsafe { Box::from_raw(slice) }
 }
