@@ -69,8 +69,9 @@ impl<'a, K: Key, V: Pod> Range<'a, K, V> {
             }
             self.reads += 1;
             if self.reads.is_multiple_of(LEAVES_PER_PIN) {
+                // Arrays loaded so far may be freed after this: forget the hint.
                 self.hint = None;
-                self.guard = self.tree.map.guard();
+                crate::pma::repin(&mut self.guard);
             }
             let pma = self.tree.map.pma(&self.guard);
             let id = core::ptr::from_ref(pma).addr();

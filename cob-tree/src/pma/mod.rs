@@ -28,7 +28,7 @@ mod hint;
 pub(crate) mod map;
 mod root;
 
-pub(crate) use root::{Guard, Root, pin};
+pub(crate) use root::{Guard, Root, pin, repin};
 
 use crate::key::{Key, Pod};
 use crate::sync::{AtomicU64, AtomicUsize, Ordering, fence};

@@ -34,6 +34,16 @@ pub(crate) fn pin() -> Guard {
     }
 }
 
+/// Lets the epoch advance past `guard` (when it is the thread's only guard) while keeping
+/// the thread pinned: long iterations call this between leaves.
+#[inline]
+pub(crate) fn repin(guard: &mut Guard) {
+    #[cfg(not(any(loom, miri)))]
+    guard.repin();
+    #[cfg(any(loom, miri))]
+    let _ = guard;
+}
+
 /// The owning pointer to the current array.
 pub(crate) struct Root<K, V> {
     ptr: AtomicPtr<Pma<K, V>>,
