@@ -23,7 +23,8 @@ mod sealed {
 
 /// Plain data of at most [`MAX_POD_BYTES`] bytes that the map stores as atomic words.
 ///
-/// Sealed: see the [module docs](self) for the exact list and why it is closed.
+/// Sealed: implemented for every primitive integer, `[u8; N]` for `N` in `1..=16`, and
+/// `()`; the crate docs ("Key and value bound") say why the list is closed.
 pub trait Pod: Copy + sealed::Sealed + 'static {
     /// How many `u64` words the value occupies (0, 1 or 2).
     #[doc(hidden)]
