@@ -39,6 +39,25 @@ fn main() {
         return;
     }
     let ks = keys(n, 0x243f6a8885a308d3);
+    if std::env::args().nth(2).as_deref() == Some("rand") {
+        for _ in 0..2 {
+            time("BTreeMap random build", n, || {
+                let mut m = BTreeMap::new();
+                for &k in &ks {
+                    m.insert(k, k);
+                }
+                assert_eq!(m.len(), n);
+            });
+            time("CobTree random build", n, || {
+                let t = CobTree::new();
+                for &k in &ks {
+                    t.insert(k, k);
+                }
+                assert_eq!(t.len(), n);
+            });
+        }
+        return;
+    }
     if std::env::args().nth(2).as_deref() == Some("small") {
         let reps = 2_000_000 / n;
         time("BTreeMap random build (small)", n * reps, || {
