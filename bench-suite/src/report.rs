@@ -237,7 +237,7 @@ pub fn write(
         }
         let _ = writeln!(md);
     }
-    let claims = crate::seeds::table(results, crate::seeds::CLAIMS);
+    let claims = crate::seeds::table(results, &crate::seeds::claims());
     if !claims.is_empty() {
         let _ = writeln!(md, "## Seed claims beside our numbers\n");
         md.push_str(&claims);

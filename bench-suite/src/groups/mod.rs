@@ -7,6 +7,7 @@ pub mod alloc;
 pub mod objects;
 pub mod std_strings;
 pub mod strings;
+pub mod tree;
 
 /// A named group of benchmark cases.
 #[derive(Clone, Copy, Debug)]
@@ -21,7 +22,13 @@ pub struct Group {
 
 /// Every group, in report order.
 pub fn all() -> Vec<Group> {
-    vec![std_strings::GROUP, strings::GROUP, objects::GROUP, alloc::GROUP]
+    vec![
+        std_strings::GROUP,
+        strings::GROUP,
+        tree::GROUP,
+        objects::GROUP,
+        alloc::GROUP,
+    ]
 }
 
 /// The names of every group.

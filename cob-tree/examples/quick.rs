@@ -1,0 +1,208 @@
+//! Quick single-thread comparison at one size (default 1M): `cargo run --release -p cob-tree
+//! --example quick [-- N]`. Every loop checks its answer. The bench-suite `tree` group is
+//! the reference measurement; this is a tuning aid.
+
+use cob_tree::CobTree;
+use std::collections::BTreeMap;
+use std::hint::black_box;
+use std::time::Instant;
+
+fn keys(n: usize, seed: u64) -> Vec<u64> {
+    let mut x = seed;
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        })
+        .collect()
+}
+
+fn time<T>(name: &str, ops: usize, f: impl FnOnce() -> T) -> T {
+    let t = Instant::now();
+    let r = f();
+    let ns = t.elapsed().as_nanos() as f64 / ops as f64;
+    println!("{name:<34} {ns:>9.1} ns/op");
+    r
+}
+
+fn main() {
+    let n: usize = std::env::args()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1_000_000);
+    if std::env::args().nth(2).as_deref() == Some("seq") {
+        for _ in 0..3 {
+            seq(n);
+        }
+        return;
+    }
+    let ks = keys(n, 0x243f6a8885a308d3);
+    if std::env::args().nth(2).as_deref() == Some("rand") {
+        for _ in 0..2 {
+            time("BTreeMap random build", n, || {
+                let mut m = BTreeMap::new();
+                for &k in &ks {
+                    m.insert(k, k);
+                }
+                assert_eq!(m.len(), n);
+            });
+            time("CobTree random build", n, || {
+                let t = CobTree::new();
+                for &k in &ks {
+                    t.insert(k, k);
+                }
+                assert_eq!(t.len(), n);
+            });
+        }
+        return;
+    }
+    if std::env::args().nth(2).as_deref() == Some("small") {
+        let reps = 2_000_000 / n;
+        time("BTreeMap random build (small)", n * reps, || {
+            for _ in 0..reps {
+                let mut m = BTreeMap::new();
+                for &k in &ks {
+                    m.insert(k, k);
+                }
+                assert_eq!(m.len(), n);
+            }
+        });
+        time("CobTree random build (small)", n * reps, || {
+            for _ in 0..reps {
+                let t = CobTree::new();
+                for &k in &ks {
+                    t.insert(k, k);
+                }
+                assert_eq!(t.len(), n);
+            }
+        });
+        let t: CobTree<u64, u64> = ks.iter().map(|&k| (k, k)).collect();
+        time("CobTree get (small)", n * reps, || {
+            for _ in 0..reps {
+                for k in &ks {
+                    assert!(t.get(k).is_some());
+                }
+            }
+        });
+        return;
+    }
+    let probes: Vec<u64> = keys(n, 7)
+        .iter()
+        .map(|x| ks[(*x % n as u64) as usize])
+        .collect();
+
+    let b = time("BTreeMap random build", n, || {
+        let mut m = BTreeMap::new();
+        for &k in &ks {
+            m.insert(k, k);
+        }
+        m
+    });
+    let c = time("CobTree random build", n, || {
+        let t = CobTree::new();
+        for &k in &ks {
+            t.insert(k, k);
+        }
+        t
+    });
+    assert_eq!(b.len(), c.len());
+    seq(n);
+    let mut v: Vec<(u64, u64)> = b.iter().map(|(k, v)| (*k, *v)).collect();
+    v.sort_unstable();
+    if std::env::args().nth(2).as_deref() == Some("get") {
+        for _ in 0..3 {
+            time("sorted Vec get", n, || {
+                probes
+                    .iter()
+                    .map(|k| v[v.binary_search_by_key(k, |e| e.0).unwrap()].1)
+                    .fold(0u64, u64::wrapping_add)
+            });
+            time("BTreeMap get", n, || {
+                probes.iter().map(|k| b[k]).fold(0u64, u64::wrapping_add)
+            });
+            time("CobTree get", n, || {
+                probes
+                    .iter()
+                    .map(|k| c.get(k).unwrap())
+                    .fold(0u64, u64::wrapping_add)
+            });
+        }
+        return;
+    }
+    let s1 = time("sorted Vec get", n, || {
+        probes
+            .iter()
+            .map(|k| v[v.binary_search_by_key(k, |e| e.0).unwrap()].1)
+            .fold(0u64, u64::wrapping_add)
+    });
+    let s2 = time("BTreeMap get", n, || {
+        probes.iter().map(|k| b[k]).fold(0u64, u64::wrapping_add)
+    });
+    let s3 = time("CobTree get", n, || {
+        probes
+            .iter()
+            .map(|k| c.get(k).unwrap())
+            .fold(0u64, u64::wrapping_add)
+    });
+    assert_eq!((s1, s1), (s2, s3));
+    let i1 = time("BTreeMap full iteration (per elem)", n, || {
+        b.iter().fold(0u64, |a, (k, _)| a.wrapping_add(*k))
+    });
+    let i2 = time("CobTree full iteration (per elem)", n, || {
+        c.iter().fold(0u64, |a, (k, _)| a.wrapping_add(k))
+    });
+    assert_eq!(i1, i2);
+    let r = 100_000.min(n);
+    let r1 = time("BTreeMap 100-elem range", r, || {
+        probes[..r]
+            .iter()
+            .map(|k| {
+                b.range(k..)
+                    .take(100)
+                    .fold(0u64, |a, (k, _)| a.wrapping_add(*k))
+            })
+            .fold(0u64, u64::wrapping_add)
+    });
+    let r2 = time("CobTree 100-elem range", r, || {
+        probes[..r]
+            .iter()
+            .map(|k| {
+                c.range(k..)
+                    .take(100)
+                    .fold(0u64, |a, (k, _)| a.wrapping_add(k))
+            })
+            .fold(0u64, u64::wrapping_add)
+    });
+    assert_eq!(r1, r2);
+    let mut bm = b;
+    time("BTreeMap remove", n, || {
+        for k in &ks {
+            black_box(bm.remove(k));
+        }
+    });
+    time("CobTree remove", n, || {
+        for k in &ks {
+            black_box(c.remove(k));
+        }
+    });
+    assert!(bm.is_empty() && c.is_empty());
+}
+
+fn seq(n: usize) {
+    time("BTreeMap sequential build", n, || {
+        let mut m = BTreeMap::new();
+        for k in 0..n as u64 {
+            m.insert(k, k);
+        }
+        assert_eq!(m.len(), n);
+    });
+    time("CobTree sequential build", n, || {
+        let t = CobTree::new();
+        for k in 0..n as u64 {
+            t.insert(k, k);
+        }
+        assert_eq!(t.len(), n);
+    });
+}

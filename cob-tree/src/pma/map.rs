@@ -1,0 +1,309 @@
+//! The concurrent operations over the current [`Pma`]: optimistic reads, single-leaf
+//! writes, and structural changes (window rebalance, append, grow, shrink, clear) under
+//! one structure lock.
+//!
+//! Lock order (deadlock freedom): an in-leaf writer holds at most one leaf lock and never
+//! waits while holding it (a failed `try_lock` makes it drop everything and retry). Only the
+//! holder of `structure` ever holds several leaf locks or waits for one, so no cycle of
+//! waiters can form; it takes a window's leaves in address order within each growing step.
+
+use super::{Guard, LOWER_ROOT, Pma, Probe, Root, UPPER_ROOT, fits, pin};
+use crate::key::{Key, Pod};
+use crate::sync::{AtomicU64, Mutex, Ordering, lock, spin_wait};
+use core::cmp::Ordering as Cmp;
+use crossbeam_utils::CachePadded;
+
+const LEN_STRIPES: usize = 16;
+
+pub(crate) struct Map<K, V> {
+    root: Root<K, V>,
+    /// Serializes structural changes (anything that moves keys between leaves).
+    structure: Mutex<()>,
+    /// Element count, striped by leaf so writers on different leaves do not share a line.
+    /// Each stripe is a wrapping signed counter; their sum is the length.
+    len: [CachePadded<AtomicU64>; LEN_STRIPES],
+    cap: usize,
+    /// Never shrink below this (what `with_capacity` asked for).
+    min_leaves: usize,
+}
+
+impl<K: Key, V: Pod> Map<K, V> {
+    pub(crate) fn new(leaves: usize, cap: usize) -> Self {
+        Map {
+            root: Root::new(Pma::new_empty(leaves, cap)),
+            structure: Mutex::new(()),
+            len: core::array::from_fn(|_| CachePadded::new(AtomicU64::new(0))),
+            cap,
+            min_leaves: leaves,
+        }
+    }
+
+    pub(crate) fn leaf_capacity(&self) -> usize {
+        self.cap
+    }
+
+    fn add_len(&self, leaf: usize, d: i64) {
+        self.len[leaf % LEN_STRIPES].fetch_add(d as u64, Ordering::Relaxed);
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        let s = self
+            .len
+            .iter()
+            .fold(0u64, |a, c| a.wrapping_add(c.load(Ordering::Relaxed)));
+        (s as i64).max(0) as usize
+    }
+
+    pub(crate) fn guard(&self) -> Guard {
+        pin()
+    }
+
+    pub(crate) fn pma<'g>(&self, guard: &'g Guard) -> &'g Pma<K, V> {
+        self.root.load(guard)
+    }
+
+    pub(crate) fn get(&self, k: &K) -> Option<V> {
+        let guard = pin();
+        let mut spins = 0;
+        'retry: loop {
+            let pma = self.root.load(&guard);
+            let mut j = pma.locate(k);
+            loop {
+                match pma.probe_get(j, k) {
+                    Probe::Here(v) => return v,
+                    Probe::Left if j > 0 => j -= 1,
+                    Probe::Right if j + 1 < pma.leaves() => j += 1,
+                    _ => {
+                        spin_wait(&mut spins);
+                        continue 'retry;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Locks the leaf that owns `k` in the current array, or returns `None` after backing
+    /// off when it is busy (the caller retries from the root).
+    fn lock_owner<'g>(&self, k: &K, guard: &'g Guard) -> Option<(&'g Pma<K, V>, usize)> {
+        let pma = self.root.load(guard);
+        let mut j = pma.locate(k);
+        loop {
+            if !pma.try_lock(j) {
+                return None;
+            }
+            match pma.owns_locked(j, k) {
+                Cmp::Equal => return Some((pma, j)),
+                Cmp::Less => {
+                    pma.unlock(j);
+                    j -= 1;
+                }
+                Cmp::Greater => {
+                    pma.unlock(j);
+                    j += 1;
+                }
+            }
+        }
+    }
+
+    pub(crate) fn insert(&self, k: K, v: V) -> Option<V> {
+        let guard = pin();
+        let mut spins = 0;
+        loop {
+            let Some((pma, j)) = self.lock_owner(&k, &guard) else {
+                spin_wait(&mut spins);
+                continue;
+            };
+            let r = pma.leaf_insert(j, k, v);
+            pma.unlock(j);
+            match r {
+                Ok(old) => {
+                    if old.is_none() {
+                        self.add_len(j, 1);
+                    }
+                    return old;
+                }
+                Err(()) => return self.insert_slow(k, v, &guard),
+            }
+        }
+    }
+
+    /// Insert that needs room: under the structure lock, append a leaf, rebalance the
+    /// smallest window that fits, or grow the array.
+    fn insert_slow(&self, k: K, v: V, guard: &Guard) -> Option<V> {
+        let _s = lock(&self.structure);
+        // Only the structure-lock holder replaces the root or moves fences, so both are
+        // stable from here on; in-leaf writers only change counts and cells.
+        let pma = self.root.load(guard);
+        let mut j = pma.locate(&k);
+        loop {
+            pma.lock_spin(j);
+            match pma.owns_locked(j, &k) {
+                Cmp::Equal => break,
+                Cmp::Less => {
+                    pma.unlock(j);
+                    j -= 1;
+                }
+                Cmp::Greater => {
+                    pma.unlock(j);
+                    j += 1;
+                }
+            }
+        }
+        if let Ok(old) = pma.leaf_insert(j, k, v) {
+            pma.unlock(j);
+            if old.is_none() {
+                self.add_len(j, 1);
+            }
+            return old;
+        }
+        self.add_len(j, 1);
+        if pma.can_append(j, &k) {
+            pma.open_next_leaf(j, k, v);
+            pma.unlock(j);
+            return None;
+        }
+        let append = pma.is_tail_append(j, &k);
+        let (num, den) = UPPER_ROOT;
+        let (mut lo, mut hi) = (j, j + 1);
+        let height = pma.leaves().trailing_zeros();
+        // Sorted input that has used every leaf has packed the array to the append fill
+        // (about the root bound): grow now rather than rebalance the tail again and again.
+        let full_tail = append && self.len() * den * 10 >= pma.leaves() * self.cap * num * 9;
+        for level in (1..=height).filter(|_| !full_tail) {
+            let a = (j >> level) << level;
+            let b = a + (1 << level);
+            (a..lo).for_each(|i| pma.lock_spin(i));
+            (hi..b).for_each(|i| pma.lock_spin(i));
+            (lo, hi) = (a, b);
+            let total = pma.count_range(a, b) + 1;
+            if fits(total, b - a, self.cap, level, height) {
+                pma.redistribute(a, b, Some((k, v)));
+                (a..b).for_each(|i| pma.unlock(i));
+                return None;
+            }
+        }
+        (0..lo).for_each(|i| pma.lock_spin(i));
+        (hi..pma.leaves()).for_each(|i| pma.lock_spin(i));
+        // Every leaf is locked and the whole array is too dense: grow.
+        let n = pma.count_range(0, pma.leaves()) + 1;
+        let leaves = (pma.leaves() * 2).max(leaves_for(n, self.cap));
+        let elems = merge(pma.elements(), (k, v));
+        let new = Pma::build(leaves, self.cap, n, elems, append);
+        self.root.replace(new, guard);
+        None
+    }
+
+    pub(crate) fn remove(&self, k: &K) -> Option<V> {
+        let guard = pin();
+        let mut spins = 0;
+        let (pma, j) = loop {
+            match self.lock_owner(k, &guard) {
+                Some(x) => break x,
+                None => spin_wait(&mut spins),
+            }
+        };
+        let r = pma.leaf_remove(j, k);
+        pma.unlock(j);
+        let (old, left) = r?;
+        self.add_len(j, -1);
+        // A sparse leaf is the cheap hint to check the whole array's density.
+        if left * LOWER_ROOT.1 < pma.cap() * LOWER_ROOT.0
+            && pma.leaves() > self.min_leaves
+            && self.len() * LOWER_ROOT.1 < pma.leaves() * pma.cap() * LOWER_ROOT.0
+        {
+            self.shrink(&guard);
+        }
+        Some(old)
+    }
+
+    /// Rebuilds the array smaller if it is below the lower root density.
+    fn shrink(&self, guard: &Guard) {
+        let _s = lock(&self.structure);
+        let pma = self.root.load(guard);
+        (0..pma.leaves()).for_each(|i| pma.lock_spin(i));
+        let n = pma.count_range(0, pma.leaves());
+        if n * LOWER_ROOT.1 >= pma.leaves() * pma.cap() * LOWER_ROOT.0 {
+            (0..pma.leaves()).for_each(|i| pma.unlock(i));
+            return;
+        }
+        let leaves = leaves_for(n, self.cap)
+            .max(self.min_leaves)
+            .min(pma.leaves());
+        if leaves == pma.leaves() {
+            (0..pma.leaves()).for_each(|i| pma.unlock(i));
+            return;
+        }
+        let new = Pma::build(leaves, self.cap, n, pma.elements(), false);
+        self.root.replace(new, guard);
+    }
+
+    pub(crate) fn clear(&self) {
+        let guard = pin();
+        let _s = lock(&self.structure);
+        let pma = self.root.load(&guard);
+        (0..pma.leaves()).for_each(|i| pma.lock_spin(i));
+        let n = pma.count_range(0, pma.leaves());
+        self.add_len(0, -(n as i64));
+        self.root
+            .replace(Pma::new_empty(self.min_leaves, self.cap), &guard);
+    }
+
+    /// The first or last element, linearizable by double collect: the leaves scanned to
+    /// reach it are re-checked unchanged (versions only grow, so an equal sum means every
+    /// one is equal), so at one moment between the two passes they held exactly this.
+    pub(crate) fn edge(&self, front: bool) -> Option<(K, V)> {
+        let guard = pin();
+        let mut spins = 0;
+        'retry: loop {
+            let pma = self.root.load(&guard);
+            let live = pma.live_end();
+            let mut sum = 0u64;
+            let mut found = None;
+            let mut last = 0;
+            for i in 0..live {
+                let j = if front { i } else { live - 1 - i };
+                let Some((ver, e)) = pma.probe_edge(j, front) else {
+                    spin_wait(&mut spins);
+                    continue 'retry;
+                };
+                sum = sum.wrapping_add(ver);
+                last = i;
+                if e.is_some() {
+                    found = e;
+                    break;
+                }
+            }
+            let mut again = 0u64;
+            for i in 0..=last {
+                let j = if front { i } else { live - 1 - i };
+                again = again.wrapping_add(pma.version_now(j));
+            }
+            // An unchanged `live_end` matters for `last`: a new leaf past it would hold
+            // larger keys (and opening it bumps the old last leaf's version anyway).
+            if again == sum && pma.live_end() == live {
+                return found;
+            }
+            spin_wait(&mut spins);
+        }
+    }
+}
+
+/// The smallest power-of-two leaf count holding `n` elements at half density.
+fn leaves_for(n: usize, cap: usize) -> usize {
+    let _ = UPPER_ROOT;
+    n.saturating_mul(2).div_ceil(cap).max(1).next_power_of_two()
+}
+
+/// `elems` (sorted) with `extra` (a new key) merged in at its place.
+fn merge<K: Ord + Copy, V: Copy>(
+    elems: impl Iterator<Item = (K, V)>,
+    extra: (K, V),
+) -> impl Iterator<Item = (K, V)> {
+    let mut extra = Some(extra);
+    let mut elems = elems.peekable();
+    core::iter::from_fn(move || match (extra, elems.peek()) {
+        (Some(e), Some(x)) if e.0 < x.0 => extra.take(),
+        (Some(_), None) => extra.take(),
+        _ => elems.next(),
+    })
+}

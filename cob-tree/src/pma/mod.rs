@@ -1,0 +1,833 @@
+//! The packed memory array: layout, per-leaf seqlocks, the static index, and every
+//! structural change. Safe code except [`root`] (publishing and reclaiming arrays) and
+//! [`hint`] (prefetch), which hold the crate's only `unsafe`.
+//!
+//! # Layout
+//!
+//! One array is `leaves` (a power of two) leaves of `stride` words each, every leaf starting
+//! on a cache line:
+//!
+//! ```text
+//!  word 0      1            2..2+KW   2+KW..2+2KW   keys: cap*KW words   values: cap*VW words
+//! +---------+------------+---------+-------------+--------------------+--------------------+
+//! | version | count|flags | lo fence| hi fence    | k0 k1 .. k(n-1) __ | v0 v1 .. v(n-1) __ |
+//! +---------+------------+---------+-------------+--------------------+--------------------+
+//! ```
+//!
+//! The header is the leaf's *inline marker*: `version` is the seqlock (odd = a writer or a
+//! move is in progress), `count|flags` the number of packed elements plus whether the leaf's
+//! fences are -inf / +inf, and the fences bound the keys the leaf owns, `[lo, hi)`.
+//! Leaf `j` owns exactly the keys in its fences; fences change only while the leaf is locked,
+//! so a validated read of one leaf proves both its contents and that the key looked for
+//! cannot be anywhere else.
+//!
+//! Leaves `>= live_end` are unused tail space (for the append fast path); the index pads
+//! them with `K::MAX`.
+
+mod hint;
+pub(crate) mod map;
+mod root;
+
+pub(crate) use root::{Guard, Root, pin, repin};
+
+use crate::key::{Key, Pod};
+use crate::sync::{AtomicU64, AtomicUsize, Ordering, fence};
+use core::cmp::Ordering as Cmp;
+use core::marker::PhantomData;
+
+/// Bytes per cache line; every leaf starts on one.
+pub const CACHE_LINE: usize = 64;
+/// The target size of one leaf in bytes (header + keys + values, before rounding up to whole
+/// cache lines): eight cache lines.
+pub const LEAF_BYTES: usize = 512;
+/// The smallest leaf capacity (elements per leaf) accepted.
+pub const MIN_LEAF_CAPACITY: usize = 4;
+/// The largest leaf capacity accepted (the count lives in 32 bits).
+pub const MAX_LEAF_CAPACITY: usize = 1 << 16;
+
+const WORDS_PER_LINE: usize = CACHE_LINE / 8;
+
+#[repr(C, align(64))]
+struct Line([AtomicU64; WORDS_PER_LINE]);
+
+#[cfg(not(loom))]
+const _: () = assert!(core::mem::size_of::<Line>() == CACHE_LINE);
+#[cfg(not(loom))]
+const _: () = assert!(core::mem::align_of::<Line>() == CACHE_LINE);
+
+/// `n` zeroed cache lines. Off loom this is one zeroed allocation (`calloc`: large arrays
+/// come straight from the OS as untouched zero pages, so unused tail leaves cost nothing).
+fn zeroed_lines(n: usize) -> Box<[Line]> {
+    #[cfg(not(loom))]
+    {
+        hint::zeroed_lines(n)
+    }
+    #[cfg(loom)]
+    {
+        (0..n)
+            .map(|_| Line(core::array::from_fn(|_| AtomicU64::new(0))))
+            .collect()
+    }
+}
+
+const VERSION: usize = 0;
+const META: usize = 1;
+const FENCES: usize = 2;
+
+const COUNT_MASK: u64 = u32::MAX as u64;
+const LO_NEG_INF: u64 = 1 << 32;
+const HI_INF: u64 = 1 << 33;
+
+/// The default leaf capacity for `K -> V`: as many elements as fit [`LEAF_BYTES`] after the
+/// header. Under loom and Miri leaves are [`MIN_LEAF_CAPACITY`] so splits happen quickly.
+pub(crate) fn default_leaf_capacity<K: Pod, V: Pod>() -> usize {
+    if cfg!(any(loom, miri)) {
+        return MIN_LEAF_CAPACITY;
+    }
+    let header = FENCES + 2 * K::WORDS;
+    let per = (K::WORDS + V::WORDS).max(1);
+    ((LEAF_BYTES / 8).saturating_sub(header) / per).clamp(MIN_LEAF_CAPACITY, MAX_LEAF_CAPACITY)
+}
+
+/// What one validated look at a leaf says.
+pub(crate) enum Probe<T> {
+    /// The leaf owns the key; here is the answer.
+    Here(T),
+    /// The key is owned by a leaf further left.
+    Left,
+    /// The key is owned by a leaf further right.
+    Right,
+    /// The leaf was being written (or the array retired): reload and retry.
+    Busy,
+}
+
+/// One packed memory array. Shared between threads only behind a [`Root`].
+pub(crate) struct Pma<K, V> {
+    lines: Box<[Line]>,
+    /// Eytzinger-ordered lower fences of leaves `1..leaves` (node `p` at words `p*KW..`).
+    index: Box<[AtomicU64]>,
+    leaves: usize,
+    height: u32,
+    cap: usize,
+    stride: usize,
+    /// Leaves `>= live_end` own no keys yet; only grows within one array.
+    live_end: AtomicUsize,
+    /// The lower fence of leaf `live_end - 1` (a hint, like the index): appends find their
+    /// leaf with one comparison instead of a search.
+    tail_lo: [AtomicU64; 2],
+    _kv: PhantomData<fn() -> (K, V)>,
+}
+
+impl<K: Key, V: Pod> Pma<K, V> {
+    /// An array of `leaves` empty leaves (a power of two) of `cap` elements; leaf 0 owns
+    /// every key.
+    pub(crate) fn new_empty(leaves: usize, cap: usize) -> Self {
+        assert!(
+            leaves.is_power_of_two(),
+            "leaf count must be a power of two"
+        );
+        let stride =
+            (FENCES + 2 * K::WORDS + cap * (K::WORDS + V::WORDS)).next_multiple_of(WORDS_PER_LINE);
+        let words = leaves
+            .checked_mul(stride)
+            .expect("CobTree capacity overflows usize");
+        let lines = zeroed_lines(words / WORDS_PER_LINE);
+        let index = (0..leaves * K::WORDS).map(|_| AtomicU64::new(0)).collect();
+        let pma = Pma {
+            lines,
+            index,
+            leaves,
+            height: leaves.trailing_zeros(),
+            cap,
+            stride,
+            live_end: AtomicUsize::new(1),
+            tail_lo: [AtomicU64::new(0), AtomicU64::new(0)],
+            _kv: PhantomData,
+        };
+        for p in 1..leaves {
+            pma.store_words(&pma.index[p * K::WORDS..], K::MAX.to_words(), K::WORDS);
+        }
+        pma.word(META).store(LO_NEG_INF | HI_INF, Ordering::Relaxed);
+        pma
+    }
+
+    pub(crate) fn leaves(&self) -> usize {
+        self.leaves
+    }
+
+    pub(crate) fn cap(&self) -> usize {
+        self.cap
+    }
+
+    pub(crate) fn live_end(&self) -> usize {
+        self.live_end.load(Ordering::Acquire)
+    }
+
+    // ----- words ------------------------------------------------------------------------
+
+    #[inline(always)]
+    fn word(&self, i: usize) -> &AtomicU64 {
+        &self.lines[i / WORDS_PER_LINE].0[i % WORDS_PER_LINE]
+    }
+
+    #[inline(always)]
+    fn load_at<T: Pod>(&self, off: usize) -> T {
+        let mut w = [0u64; 2];
+        for (i, x) in w.iter_mut().enumerate().take(T::WORDS) {
+            *x = self.word(off + i).load(Ordering::Relaxed);
+        }
+        T::from_words(w)
+    }
+
+    #[inline(always)]
+    fn store_at<T: Pod>(&self, off: usize, t: T) {
+        let w = t.to_words();
+        for (i, x) in w.iter().enumerate().take(T::WORDS) {
+            self.word(off + i).store(*x, Ordering::Relaxed);
+        }
+    }
+
+    fn store_words(&self, dst: &[AtomicU64], w: [u64; 2], n: usize) {
+        for i in 0..n {
+            dst[i].store(w[i], Ordering::Relaxed);
+        }
+    }
+
+    #[inline(always)]
+    fn base(&self, j: usize) -> usize {
+        j * self.stride
+    }
+
+    #[inline(always)]
+    fn key_off(&self, j: usize, s: usize) -> usize {
+        self.base(j) + FENCES + 2 * K::WORDS + s * K::WORDS
+    }
+
+    #[inline(always)]
+    fn val_off(&self, j: usize, s: usize) -> usize {
+        self.base(j) + FENCES + 2 * K::WORDS + self.cap * K::WORDS + s * V::WORDS
+    }
+
+    #[inline(always)]
+    fn key(&self, j: usize, s: usize) -> K {
+        self.load_at(self.key_off(j, s))
+    }
+
+    #[inline(always)]
+    fn val(&self, j: usize, s: usize) -> V {
+        self.load_at(self.val_off(j, s))
+    }
+
+    #[inline(always)]
+    fn meta(&self, j: usize) -> u64 {
+        self.word(self.base(j) + META).load(Ordering::Relaxed)
+    }
+
+    #[inline(always)]
+    fn count_of(&self, meta: u64) -> usize {
+        // A torn (unvalidated) meta word must not send a reader out of bounds.
+        ((meta & COUNT_MASK) as usize).min(self.cap)
+    }
+
+    #[inline(always)]
+    fn count(&self, j: usize) -> usize {
+        self.count_of(self.meta(j))
+    }
+
+    #[inline(always)]
+    fn lo(&self, j: usize) -> K {
+        self.load_at(self.base(j) + FENCES)
+    }
+
+    #[inline(always)]
+    fn hi(&self, j: usize) -> K {
+        self.load_at(self.base(j) + FENCES + K::WORDS)
+    }
+
+    /// Where `k` lies relative to leaf `j`'s fences (`meta` read with them).
+    #[inline(always)]
+    fn owns(&self, j: usize, meta: u64, k: &K) -> Cmp {
+        if meta & LO_NEG_INF == 0 && *k < self.lo(j) {
+            Cmp::Less
+        } else if meta & HI_INF == 0 && *k >= self.hi(j) {
+            Cmp::Greater
+        } else {
+            Cmp::Equal
+        }
+    }
+
+    // ----- seqlock -----------------------------------------------------------------------
+
+    #[inline(always)]
+    fn version(&self, j: usize) -> &AtomicU64 {
+        self.word(self.base(j) + VERSION)
+    }
+
+    /// Starts a validated read of leaf `j`: its version if no writer holds it.
+    #[inline(always)]
+    fn read_begin(&self, j: usize) -> Option<u64> {
+        let v = self.version(j).load(Ordering::Acquire);
+        (v & 1 == 0).then_some(v)
+    }
+
+    /// Ends a read begun at version `v`: true if nothing changed the leaf meanwhile.
+    #[inline(always)]
+    fn read_end(&self, j: usize, v: u64) -> bool {
+        // Pairs with the writer's release fence after locking: if any word read above was
+        // written by a later writer, this load sees that writer's odd version (or later).
+        fence(Ordering::Acquire);
+        self.version(j).load(Ordering::Relaxed) == v
+    }
+
+    /// Tries to lock leaf `j` for writing.
+    #[inline(always)]
+    pub(crate) fn try_lock(&self, j: usize) -> bool {
+        let ver = self.version(j);
+        let v = ver.load(Ordering::Relaxed);
+        if v & 1 == 1
+            || ver
+                .compare_exchange(v, v + 1, Ordering::Acquire, Ordering::Relaxed)
+                .is_err()
+        {
+            return false;
+        }
+        // Orders the odd version before every data store of this write (see `read_end`).
+        fence(Ordering::Release);
+        true
+    }
+
+    /// Locks leaf `j`, waiting for the (short, single-leaf) writer that holds it. Only
+    /// the structure-lock holder calls this on the current array, so the holder is an
+    /// in-leaf writer that never waits while holding a leaf.
+    pub(crate) fn lock_spin(&self, j: usize) {
+        let mut spins = 0;
+        while !self.try_lock(j) {
+            crate::sync::spin_wait(&mut spins);
+        }
+    }
+
+    /// Unlocks leaf `j`; the version moves to the next even number (64 bits, +2 per write:
+    /// it would take centuries of writes to one leaf to wrap).
+    #[inline(always)]
+    pub(crate) fn unlock(&self, j: usize) {
+        let ver = self.version(j);
+        let v = ver.load(Ordering::Relaxed);
+        debug_assert!(v & 1 == 1, "unlocking a leaf that is not locked");
+        ver.store(v + 1, Ordering::Release);
+    }
+
+    // ----- index -------------------------------------------------------------------------
+
+    /// Eytzinger position of the fence of in-order rank `r` (the lower fence of leaf r+1).
+    #[inline(always)]
+    fn pos_of_rank(&self, r: usize) -> usize {
+        let i = r + 1;
+        let tz = i.trailing_zeros();
+        let depth = self.height - 1 - tz;
+        (1usize << depth) + ((i >> tz) >> 1)
+    }
+
+    /// In-order rank of Eytzinger position `p` (a perfect tree of `leaves - 1` nodes).
+    #[inline(always)]
+    fn rank_of_pos(&self, p: usize) -> usize {
+        let depth = usize::BITS - 1 - p.leading_zeros();
+        let j = p - (1usize << depth);
+        ((2 * j + 1) << (self.height - 1 - depth)) - 1
+    }
+
+    fn set_index(&self, leaf: usize, k: K) {
+        let p = self.pos_of_rank(leaf - 1);
+        self.store_words(&self.index[p * K::WORDS..], k.to_words(), K::WORDS);
+    }
+
+    #[inline(always)]
+    fn index_node(&self, p: usize) -> K {
+        let mut w = [0u64; 2];
+        for (i, x) in w.iter_mut().enumerate().take(K::WORDS) {
+            *x = self.index[p * K::WORDS + i].load(Ordering::Relaxed);
+        }
+        K::from_words(w)
+    }
+
+    /// The leaf the index says owns `k`: the last live leaf whose lower fence is `<= k`.
+    /// A hint only (the index may be mid-update); callers validate with the fences.
+    #[inline]
+    pub(crate) fn locate(&self, k: &K) -> usize {
+        let live = self.live_end.load(Ordering::Relaxed).max(1);
+        if live == 1 {
+            return 0;
+        }
+        let mut w = [0u64; 2];
+        for (i, x) in w.iter_mut().enumerate().take(K::WORDS) {
+            *x = self.tail_lo[i].load(Ordering::Relaxed);
+        }
+        if *k >= K::from_words(w) {
+            return live - 1;
+        }
+        let n = self.leaves - 1;
+        let mut leaf = n;
+        if n > 0 {
+            let mut p = 1usize;
+            while p <= n {
+                // The 16 great-great-grandchildren of `p` are contiguous: fetch them now.
+                if let Some(w) = self.index.get(16 * p * K::WORDS) {
+                    hint::prefetch(w);
+                }
+                p = 2 * p + usize::from(self.index_node(p) <= *k);
+            }
+            p >>= p.trailing_ones() + 1;
+            if p != 0 {
+                leaf = self.rank_of_pos(p);
+            }
+        }
+        leaf.min(live - 1)
+    }
+
+    fn set_tail(&self, k: K) {
+        let w = k.to_words();
+        for (i, x) in w.iter().enumerate().take(K::WORDS) {
+            self.tail_lo[i].store(*x, Ordering::Relaxed);
+        }
+    }
+
+    /// Starts loading leaf `j`'s header and key lines in parallel.
+    #[inline(always)]
+    pub(crate) fn prefetch_keys(&self, j: usize) {
+        let first = self.base(j);
+        let end = self.key_off(j, self.cap);
+        for w in (first..end).step_by(WORDS_PER_LINE) {
+            hint::prefetch(self.word(w));
+        }
+    }
+
+    // ----- validated reads ---------------------------------------------------------------
+
+    /// Looks `k` up in leaf `j`.
+    #[inline]
+    pub(crate) fn probe_get(&self, j: usize, k: &K) -> Probe<Option<V>> {
+        self.prefetch_keys(j);
+        let Some(v) = self.read_begin(j) else {
+            return Probe::Busy;
+        };
+        let meta = self.meta(j);
+        let side = self.owns(j, meta, k);
+        let mut found = None;
+        if side == Cmp::Equal {
+            let n = self.count_of(meta);
+            for s in 0..n {
+                let x = self.key(j, s);
+                if x >= *k {
+                    if x == *k {
+                        found = Some(self.val(j, s));
+                    }
+                    break;
+                }
+            }
+        }
+        if !self.read_end(j, v) {
+            return Probe::Busy;
+        }
+        match side {
+            Cmp::Less => Probe::Left,
+            Cmp::Greater => Probe::Right,
+            Cmp::Equal => Probe::Here(found),
+        }
+    }
+
+    /// Copies the elements of leaf `j` that satisfy `from` into `out` (cleared first).
+    /// `Here(hi)`: the leaf owns `from`'s key; `hi` is its upper fence (`None`: +inf).
+    pub(crate) fn probe_range(
+        &self,
+        j: usize,
+        from: core::ops::Bound<&K>,
+        out: &mut Vec<(K, V)>,
+    ) -> Probe<Option<K>> {
+        use core::ops::Bound;
+        out.clear();
+        let Some(v) = self.read_begin(j) else {
+            return Probe::Busy;
+        };
+        let meta = self.meta(j);
+        let side = match from {
+            Bound::Unbounded if meta & LO_NEG_INF != 0 => Cmp::Equal,
+            Bound::Unbounded => Cmp::Less,
+            Bound::Included(k) | Bound::Excluded(k) => self.owns(j, meta, k),
+        };
+        let hi = (meta & HI_INF == 0).then(|| self.hi(j));
+        if side == Cmp::Equal {
+            for s in 0..self.count_of(meta) {
+                let x = self.key(j, s);
+                let keep = match from {
+                    Bound::Unbounded => true,
+                    Bound::Included(k) => x >= *k,
+                    Bound::Excluded(k) => x > *k,
+                };
+                if keep && out.len() < out.capacity() {
+                    out.push((x, self.val(j, s)));
+                }
+            }
+        }
+        if !self.read_end(j, v) {
+            out.clear();
+            return Probe::Busy;
+        }
+        match side {
+            Cmp::Less => Probe::Left,
+            Cmp::Greater => Probe::Right,
+            Cmp::Equal => Probe::Here(hi),
+        }
+    }
+
+    /// A validated look at leaf `j` for `first`/`last`: (version, the first or last element).
+    pub(crate) fn probe_edge(&self, j: usize, front: bool) -> Option<(u64, Option<(K, V)>)> {
+        let v = self.read_begin(j)?;
+        let n = self.count(j);
+        let e = (n > 0).then(|| {
+            let s = if front { 0 } else { n - 1 };
+            (self.key(j, s), self.val(j, s))
+        });
+        self.read_end(j, v).then_some((v, e))
+    }
+
+    /// The current version of leaf `j` (for double-collect checks).
+    pub(crate) fn version_now(&self, j: usize) -> u64 {
+        self.version(j).load(Ordering::Acquire)
+    }
+
+    // ----- writes (caller holds leaf j's lock) --------------------------------------------
+
+    /// Where `k` lies relative to locked leaf `j` (fences are stable while it is locked).
+    pub(crate) fn owns_locked(&self, j: usize, k: &K) -> Cmp {
+        self.owns(j, self.meta(j), k)
+    }
+
+    fn find(&self, j: usize, n: usize, k: &K) -> Result<usize, usize> {
+        // Appends (sorted input) go past the last key: one comparison, not a scan.
+        if n == 0 || self.key(j, n - 1) < *k {
+            return Err(n);
+        }
+        for s in 0..n {
+            let x = self.key(j, s);
+            if x >= *k {
+                return if x == *k { Ok(s) } else { Err(s) };
+            }
+        }
+        Err(n)
+    }
+
+    fn move_cell(&self, from: (usize, usize), to: (usize, usize)) {
+        if from == to {
+            return;
+        }
+        let k: K = self.key(from.0, from.1);
+        let v: V = self.val(from.0, from.1);
+        self.store_at(self.key_off(to.0, to.1), k);
+        self.store_at(self.val_off(to.0, to.1), v);
+    }
+
+    fn set_count(&self, j: usize, meta: u64, n: usize) {
+        let m = (meta & !COUNT_MASK) | n as u64;
+        self.word(self.base(j) + META).store(m, Ordering::Relaxed);
+    }
+
+    /// Inserts into locked leaf `j` if it has room (and the append fast path does not
+    /// want a fresh leaf instead). `Err(())`: needs a structural change.
+    pub(crate) fn leaf_insert(&self, j: usize, k: K, v: V) -> Result<Option<V>, ()> {
+        let meta = self.meta(j);
+        let n = self.count_of(meta);
+        match self.find(j, n, &k) {
+            Ok(s) => {
+                let old = self.val(j, s);
+                self.store_at(self.val_off(j, s), v);
+                Ok(Some(old))
+            }
+            Err(pos) => {
+                if n == self.cap || self.wants_fresh_leaf(j, meta, n, pos) {
+                    return Err(());
+                }
+                for s in (pos..n).rev() {
+                    self.move_cell((j, s), (j, s + 1));
+                }
+                self.store_at(self.key_off(j, pos), k);
+                self.store_at(self.val_off(j, pos), v);
+                self.set_count(j, meta, n + 1);
+                Ok(None)
+            }
+        }
+    }
+
+    /// Append fast path: an insert past the last key of the last live leaf, which is
+    /// already filled to the root density, opens the next (unused) leaf instead of packing
+    /// this one full, so sorted input never triggers window rebalances.
+    fn wants_fresh_leaf(&self, j: usize, meta: u64, n: usize, pos: usize) -> bool {
+        meta & HI_INF != 0 && pos == n && n >= self.append_fill() && j + 1 < self.leaves
+    }
+
+    /// How full the append path packs a leaf (the root's upper density).
+    fn append_fill(&self) -> usize {
+        (self.cap * UPPER_ROOT.0 / UPPER_ROOT.1).max(1)
+    }
+
+    /// Removes `k` from locked leaf `j`; returns its value and the leaf's new count.
+    pub(crate) fn leaf_remove(&self, j: usize, k: &K) -> Option<(V, usize)> {
+        let meta = self.meta(j);
+        let n = self.count_of(meta);
+        let s = self.find(j, n, k).ok()?;
+        let old = self.val(j, s);
+        for t in s + 1..n {
+            self.move_cell((j, t), (j, t - 1));
+        }
+        self.set_count(j, meta, n - 1);
+        Some((old, n - 1))
+    }
+
+    /// Whether `k` goes after every key of the array (`j`, locked, owns `k`).
+    pub(crate) fn is_tail_append(&self, j: usize, k: &K) -> bool {
+        let meta = self.meta(j);
+        let n = self.count_of(meta);
+        meta & HI_INF != 0 && (n == 0 || *k > self.key(j, n - 1))
+    }
+
+    /// Whether an insert of `k` into full locked leaf `j` can open the next leaf.
+    pub(crate) fn can_append(&self, j: usize, k: &K) -> bool {
+        j + 1 < self.leaves && self.is_tail_append(j, k)
+    }
+
+    /// Opens leaf `j + 1` (unused) holding only `(k, v)`; `j` is locked and is the last
+    /// live leaf, the caller holds the structure lock.
+    pub(crate) fn open_next_leaf(&self, j: usize, k: K, v: V) {
+        let e = j + 1;
+        self.lock_spin(e);
+        self.store_at(self.key_off(e, 0), k);
+        self.store_at(self.val_off(e, 0), v);
+        self.store_at(self.base(e) + FENCES, k);
+        self.word(self.base(e) + META)
+            .store(HI_INF | 1, Ordering::Relaxed);
+        self.store_at(self.base(j) + FENCES + K::WORDS, k);
+        let meta = self.meta(j);
+        self.word(self.base(j) + META)
+            .store(meta & !HI_INF, Ordering::Relaxed);
+        self.set_index(e, k);
+        self.set_tail(k);
+        self.live_end.store(e + 1, Ordering::Release);
+        self.unlock(e);
+    }
+
+    /// Number of elements in locked leaves `a..b`.
+    pub(crate) fn count_range(&self, a: usize, b: usize) -> usize {
+        (a..b).map(|j| self.count(j)).sum()
+    }
+
+    /// Spreads the elements of locked leaves `a..b` (plus `extra`) evenly over them, in
+    /// place: first everything is packed against the window's right end, then dealt out
+    /// left to right (every destination is at or before its source, so nothing is
+    /// overwritten before it is read). Fences and the index are updated for the window;
+    /// leaf `a`'s lower fence and the window's upper fence stay, so no leaf outside the
+    /// window changes what it owns. Needs at least one element.
+    pub(crate) fn redistribute(&self, a: usize, b: usize, extra: Option<(K, V)>) {
+        let cap = self.cap;
+        let m = b - a;
+        let live_end = self.live_end.load(Ordering::Relaxed);
+        let last_live = b.min(live_end) - 1;
+        let last_meta = self.meta(last_live);
+        let win_hi = (last_meta & HI_INF == 0).then(|| self.hi(last_live));
+        let a_flags = self.meta(a) & LO_NEG_INF;
+        let cell = |c: usize| (c / cap, c % cap);
+
+        let mut dest = b * cap;
+        for j in (a..b).rev() {
+            for s in (0..self.count(j)).rev() {
+                dest -= 1;
+                self.move_cell((j, s), cell(dest));
+            }
+        }
+        let end = b * cap;
+        let total = end - dest + usize::from(extra.is_some());
+        assert!(total > 0, "redistributing an empty window");
+        let (q, r) = (total / m, total % m);
+        let mut src = dest;
+        let mut extra = extra;
+        for (i, j) in (a..b).enumerate() {
+            // The remainder goes to the last leaves, so empty leaves (if any) come first
+            // and the window's last leaf is never empty.
+            let c = q + usize::from(i >= m - r);
+            for s in 0..c {
+                let take_extra = match extra {
+                    Some((ek, _)) => src == end || ek < self.load_at::<K>(self.key_off_cell(src)),
+                    None => false,
+                };
+                if take_extra {
+                    let (ek, ev) = extra.take().expect("checked above");
+                    self.store_at(self.key_off(j, s), ek);
+                    self.store_at(self.val_off(j, s), ev);
+                } else {
+                    self.move_cell(cell(src), (j, s));
+                    src += 1;
+                }
+            }
+            self.word(self.base(j) + META)
+                .store(c as u64, Ordering::Relaxed);
+        }
+        // Fences, right to left: an empty leaf owns the empty range at its successor's fence.
+        let mut next_lo = win_hi;
+        for j in (a..b).rev() {
+            let mut flags = 0;
+            match next_lo {
+                Some(h) => self.store_at(self.base(j) + FENCES + K::WORDS, h),
+                None => flags |= HI_INF,
+            }
+            if j == a {
+                flags |= a_flags;
+            } else {
+                let lo = if self.count(j) > 0 {
+                    self.key(j, 0)
+                } else {
+                    next_lo.expect("an empty leaf always has a non-empty leaf after it")
+                };
+                self.store_at(self.base(j) + FENCES, lo);
+                self.set_index(j, lo);
+                if j == b - 1 && b >= live_end {
+                    self.set_tail(lo);
+                }
+                next_lo = Some(lo);
+            }
+            let n = self.count(j) as u64;
+            self.word(self.base(j) + META)
+                .store(n | flags, Ordering::Relaxed);
+        }
+        if b > live_end {
+            self.live_end.store(b, Ordering::Release);
+        }
+    }
+
+    fn key_off_cell(&self, c: usize) -> usize {
+        self.key_off(c / self.cap, c % self.cap)
+    }
+
+    /// Every element of the (fully locked or unshared) array in key order.
+    pub(crate) fn elements(&self) -> impl Iterator<Item = (K, V)> + '_ {
+        (0..self.live_end.load(Ordering::Relaxed))
+            .flat_map(move |j| (0..self.count(j)).map(move |s| (self.key(j, s), self.val(j, s))))
+    }
+
+    /// Builds an unshared array of `leaves` leaves from `n` sorted elements: packed left
+    /// to the append fill (`pack_left`, for sorted input) or spread evenly over all leaves.
+    pub(crate) fn build(
+        leaves: usize,
+        cap: usize,
+        n: usize,
+        elems: impl Iterator<Item = (K, V)>,
+        pack_left: bool,
+    ) -> Self {
+        let pma = Self::new_empty(leaves, cap);
+        let (used, per, rem) = if pack_left {
+            let fill = pma.append_fill();
+            let used = n.div_ceil(fill).max(1);
+            (used, fill, 0)
+        } else {
+            (leaves, n / leaves, n % leaves)
+        };
+        assert!(
+            used <= leaves && n <= leaves * cap,
+            "build: too many elements for the array"
+        );
+        let mut elems = elems;
+        let mut placed = 0;
+        for j in 0..used {
+            let c = if pack_left {
+                per.min(n - placed)
+            } else {
+                per + usize::from(j >= leaves - rem)
+            };
+            for s in 0..c {
+                let (k, v) = elems.next().expect("build: fewer elements than promised");
+                pma.store_at(pma.key_off(j, s), k);
+                pma.store_at(pma.val_off(j, s), v);
+            }
+            placed += c;
+            pma.word(pma.base(j) + META)
+                .store(c as u64, Ordering::Relaxed);
+        }
+        assert!(elems.next().is_none(), "build: more elements than promised");
+        let mut next_lo: Option<K> = None;
+        for j in (0..used).rev() {
+            let mut flags = 0;
+            match next_lo {
+                Some(h) => pma.store_at(pma.base(j) + FENCES + K::WORDS, h),
+                None => flags |= HI_INF,
+            }
+            if j == 0 {
+                flags |= LO_NEG_INF;
+            } else {
+                let lo = if pma.count(j) > 0 {
+                    pma.key(j, 0)
+                } else {
+                    next_lo.expect("empty leaves come first")
+                };
+                pma.store_at(pma.base(j) + FENCES, lo);
+                pma.set_index(j, lo);
+                if j == used - 1 {
+                    pma.set_tail(lo);
+                }
+                next_lo = Some(lo);
+            }
+            let c = pma.count(j) as u64;
+            pma.word(pma.base(j) + META)
+                .store(c | flags, Ordering::Relaxed);
+        }
+        pma.live_end.store(used, Ordering::Relaxed);
+        pma
+    }
+}
+
+/// Upper density bound of the whole array, as a fraction: grow beyond it.
+pub const UPPER_ROOT: (usize, usize) = (3, 4);
+/// Lower density bound of the whole array, as a fraction: shrink below it.
+pub const LOWER_ROOT: (usize, usize) = (1, 4);
+
+/// Whether `total` elements fit a window of `m` leaves at `level` of `height`: the upper
+/// density bound falls linearly from 1 at a leaf to [`UPPER_ROOT`] at the root.
+pub(crate) fn fits(total: usize, m: usize, cap: usize, level: u32, height: u32) -> bool {
+    let (num, den) = UPPER_ROOT;
+    let h = height.max(1) as usize;
+    let l = level as usize;
+    // density <= 1 - (1 - num/den) * l / h
+    total * den * h <= m * cap * (den * h - (den - num) * l)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn eytzinger_rank_round_trip() {
+        for leaves in [2usize, 4, 8, 64, 1024] {
+            let p: Pma<u64, u64> = Pma::new_empty(leaves, 4);
+            let mut seen = vec![false; leaves];
+            for r in 0..leaves - 1 {
+                let pos = p.pos_of_rank(r);
+                assert!(pos >= 1 && pos < leaves);
+                assert!(!seen[pos]);
+                seen[pos] = true;
+                assert_eq!(p.rank_of_pos(pos), r);
+            }
+        }
+    }
+
+    #[test]
+    fn locate_finds_owner() {
+        let elems = (0..1000u64).map(|i| (i * 3, i));
+        let p: Pma<u64, u64> = Pma::build(256, 8, 1000, elems, false);
+        for k in 0..3000u64 {
+            let j = p.locate(&k);
+            assert_eq!(p.owns_locked(j, &k), Cmp::Equal, "key {k} leaf {j}");
+        }
+    }
+
+    #[test]
+    fn thresholds() {
+        assert!(!fits(8, 2, 4, 1, 1)); // 8/8 > 3/4 at the root
+        assert!(fits(6, 2, 4, 1, 1));
+        assert!(fits(4, 1, 4, 0, 3));
+    }
+}

@@ -1,0 +1,72 @@
+//! Counts heap allocations: none per `get`, none per `insert`/`remove` that does not resize
+//! the array (in-leaf writes and window rebalances are in place).
+#![cfg(not(loom))]
+
+use cob_tree::CobTree;
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+
+struct Counting;
+
+thread_local! {
+    static ALLOCS: Cell<usize> = const { Cell::new(0) };
+}
+
+// SAFETY: forwards to `System` unchanged; only counts calls on this thread.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
+        let _ = ALLOCS.try_with(|c| c.set(c.get() + 1));
+        // SAFETY: same contract as ours.
+        unsafe { System.alloc(l) }
+    }
+    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
+        // SAFETY: same contract as ours.
+        unsafe { System.dealloc(p, l) }
+    }
+    unsafe fn realloc(&self, p: *mut u8, l: Layout, n: usize) -> *mut u8 {
+        let _ = ALLOCS.try_with(|c| c.set(c.get() + 1));
+        // SAFETY: same contract as ours.
+        unsafe { System.realloc(p, l, n) }
+    }
+}
+
+#[global_allocator]
+static A: Counting = Counting;
+
+fn allocs() -> usize {
+    ALLOCS.with(|c| c.get())
+}
+
+#[test]
+fn no_allocation_per_operation() {
+    let n: u64 = if cfg!(miri) { 200 } else { 20_000 };
+    // Room for all keys up front, so no insert below resizes.
+    let t: CobTree<u64, u64> = CobTree::with_capacity(4 * n as usize);
+    t.insert(u64::MAX, 0);
+    t.get(&0); // registers this thread with the epoch collector
+    let mut x = 12345u64;
+    let before = allocs();
+    for i in 0..n {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let k = x >> 8;
+        assert_eq!(t.insert(k, i), None);
+        assert_eq!(t.get(&k), Some(i));
+        assert_eq!(t.get(&(k ^ 1)), None);
+        if i % 3 == 0 {
+            assert_eq!(t.remove(&k), Some(i));
+        }
+    }
+    assert_eq!(
+        allocs() - before,
+        0,
+        "allocations during non-resizing operations"
+    );
+    let before = allocs();
+    for _ in 0..n {
+        t.get(&(x >> 8));
+        t.contains_key(&3);
+    }
+    assert_eq!(allocs() - before, 0, "allocations during gets");
+}

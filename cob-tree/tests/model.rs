@@ -1,0 +1,212 @@
+//! Model test: random operation sequences against `BTreeMap`, with tiny leaves so splits,
+//! window rebalances, appends, growth and shrinking all happen within a few operations.
+#![cfg(not(loom))]
+
+use cob_tree::{CobTree, MIN_LEAF_CAPACITY};
+use proptest::prelude::*;
+use std::collections::BTreeMap;
+use std::ops::Bound;
+
+#[derive(Debug, Clone)]
+enum Op {
+    Insert(u16, u32),
+    Get(u16),
+    Remove(u16),
+    Range(Bound<u16>, Bound<u16>),
+    Iter,
+    Clear,
+    First,
+    Last,
+    Append(u8),
+}
+
+fn bound() -> impl Strategy<Value = Bound<u16>> {
+    prop_oneof![
+        Just(Bound::Unbounded),
+        (0u16..600).prop_map(Bound::Included),
+        (0u16..600).prop_map(Bound::Excluded),
+    ]
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        30 => (0u16..600, any::<u32>()).prop_map(|(k, v)| Op::Insert(k, v)),
+        10 => (0u16..600).prop_map(Op::Get),
+        20 => (0u16..600).prop_map(Op::Remove),
+        5 => (bound(), bound()).prop_map(|(a, b)| Op::Range(a, b)),
+        2 => Just(Op::Iter),
+        1 => Just(Op::Clear),
+        2 => Just(Op::First),
+        2 => Just(Op::Last),
+        3 => (1u8..40).prop_map(Op::Append),
+    ]
+}
+
+fn valid(a: &Bound<u16>, b: &Bound<u16>) -> bool {
+    use Bound::*;
+    match (a, b) {
+        (Excluded(s), Excluded(e)) => s < e,
+        (Included(s) | Excluded(s), Included(e) | Excluded(e)) => s <= e,
+        _ => true,
+    }
+}
+
+fn run(cap: usize, ops: Vec<Op>) {
+    let t: CobTree<u16, u32> = CobTree::with_leaf_capacity(cap);
+    let mut m = BTreeMap::new();
+    for op in ops {
+        match op {
+            Op::Insert(k, v) => assert_eq!(t.insert(k, v), m.insert(k, v), "insert {k}"),
+            Op::Get(k) => {
+                assert_eq!(t.get(&k), m.get(&k).copied(), "get {k}");
+                assert_eq!(t.contains_key(&k), m.contains_key(&k));
+            }
+            Op::Remove(k) => assert_eq!(t.remove(&k), m.remove(&k), "remove {k}"),
+            Op::Range(a, b) => {
+                if valid(&a, &b) {
+                    let got: Vec<_> = t.range((a, b)).collect();
+                    let want: Vec<_> = m.range((a, b)).map(|(k, v)| (*k, *v)).collect();
+                    assert_eq!(got, want, "range {a:?}..{b:?}");
+                }
+            }
+            Op::Iter => {
+                let got: Vec<_> = t.iter().collect();
+                let want: Vec<_> = m.iter().map(|(k, v)| (*k, *v)).collect();
+                assert_eq!(got, want);
+            }
+            Op::Clear => {
+                t.clear();
+                m.clear();
+            }
+            Op::First => assert_eq!(
+                t.first_key_value(),
+                m.first_key_value().map(|(k, v)| (*k, *v))
+            ),
+            Op::Last => assert_eq!(
+                t.last_key_value(),
+                m.last_key_value().map(|(k, v)| (*k, *v))
+            ),
+            Op::Append(n) => {
+                let start = m.last_key_value().map_or(0, |(k, _)| *k + 1);
+                for k in start..(start + u16::from(n)).min(600) {
+                    assert_eq!(t.insert(k, u32::from(k)), m.insert(k, u32::from(k)));
+                }
+            }
+        }
+        assert_eq!(t.len(), m.len());
+        assert_eq!(t.is_empty(), m.is_empty());
+    }
+    let got: Vec<_> = t.iter().collect();
+    let want: Vec<_> = m.iter().map(|(k, v)| (*k, *v)).collect();
+    assert_eq!(got, want);
+}
+
+fn cases() -> u32 {
+    if cfg!(miri) { 4 } else { 96 }
+}
+
+fn max_ops() -> usize {
+    if cfg!(miri) { 60 } else { 600 }
+}
+
+fn config() -> ProptestConfig {
+    ProptestConfig {
+        cases: cases(),
+        // Miri isolates the file system: no regression files there.
+        failure_persistence: if cfg!(miri) {
+            None
+        } else {
+            ProptestConfig::default().failure_persistence
+        },
+        ..ProptestConfig::default()
+    }
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn matches_btreemap(cap in MIN_LEAF_CAPACITY..9usize, ops in prop::collection::vec(op(), 0..max_ops())) {
+        run(cap, ops);
+    }
+}
+
+#[test]
+fn grows_and_shrinks_in_order() {
+    let n: u32 = if cfg!(miri) { 300 } else { 20_000 };
+    let t: CobTree<u32, u32> = CobTree::with_leaf_capacity(4);
+    for k in 0..n {
+        assert_eq!(t.insert(k, k * 2), None);
+    }
+    assert_eq!(t.len(), n as usize);
+    assert!(t.iter().eq((0..n).map(|k| (k, k * 2))));
+    for k in (0..n).rev().step_by(3) {
+        assert_eq!(t.remove(&k), Some(k * 2));
+    }
+    for k in 0..n {
+        assert_eq!(
+            t.get(&k),
+            (!(n - 1 - k).is_multiple_of(3)).then_some(k * 2),
+            "key {k}"
+        );
+    }
+    for k in 0..n {
+        t.remove(&k);
+    }
+    assert!(t.is_empty());
+    assert_eq!(t.iter().next(), None);
+    assert_eq!(t.first_key_value(), None);
+}
+
+#[test]
+fn random_order_default_leaves() {
+    let n: u64 = if cfg!(miri) { 200 } else { 50_000 };
+    let t: CobTree<u64, u64> = CobTree::new();
+    let mut x = 0x9e3779b97f4a7c15u64;
+    let mut m = BTreeMap::new();
+    for _ in 0..n {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let k = x % (n * 4);
+        assert_eq!(t.insert(k, x), m.insert(k, x));
+    }
+    assert_eq!(t.len(), m.len());
+    assert!(t.iter().eq(m.iter().map(|(k, v)| (*k, *v))));
+    let r: Vec<_> = t.range(n..n * 2).collect();
+    let w: Vec<_> = m.range(n..n * 2).map(|(k, v)| (*k, *v)).collect();
+    assert_eq!(r, w);
+}
+
+#[test]
+fn other_key_types() {
+    let m: u8 = if cfg!(miri) { 20 } else { 100 };
+    let t: CobTree<[u8; 12], i128> = (0..m).map(|i| ([i; 12], -(i as i128))).collect();
+    assert_eq!(t.get(&[7; 12]), Some(-7));
+    assert_eq!(t.last_key_value(), Some(([m - 1; 12], -i128::from(m - 1))));
+    let s: CobTree<i64, ()> = [5i64, -3, 9].into_iter().map(|k| (k, ())).collect();
+    assert_eq!(s.iter().map(|(k, _)| k).collect::<Vec<_>>(), vec![-3, 5, 9]);
+    let n: u64 = if cfg!(miri) { 50 } else { 1000 };
+    let mut big = CobTree::<u64, u64>::with_capacity(10 * n as usize);
+    big.extend((0..n).map(|k| (k, k)));
+    assert_eq!(big.len(), n as usize);
+    assert_eq!(
+        format!("{:?}", CobTree::<u8, u8>::from_iter([(1, 2)])),
+        "{1: 2}"
+    );
+    assert!(CobTree::<u8, u8>::default().is_empty());
+}
+
+#[test]
+#[should_panic(expected = "range start is greater than range end")]
+fn bad_range_panics() {
+    let t: CobTree<u64, u64> = CobTree::new();
+    let (a, b) = (5, 3);
+    let _ = t.range(a..b);
+}
+
+#[test]
+#[should_panic(expected = "leaf capacity")]
+fn bad_leaf_capacity_panics() {
+    let _ = CobTree::<u64, u64>::with_leaf_capacity(1);
+}
