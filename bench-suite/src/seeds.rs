@@ -387,7 +387,7 @@ pub fn table(results: &[Measurement], claims: &[Claim]) -> String {
             let _ = writeln!(out, "|---|---|---:|---:|---:|---|");
         }
         let ratio = if c.seed != 0.0 {
-            format!("{:.2}x", v / c.seed)
+            format!("{}x", fmt_value(v / c.seed))
         } else {
             "-".into()
         };
@@ -483,7 +483,7 @@ mod tests {
             "{t}"
         );
         assert!(
-            t.contains("| tree | lookup vs BTreeMap | 4 x | 2 x | 0.50x |"),
+            t.contains("| tree | lookup vs BTreeMap | 4 x | 2 x | 0.5x |"),
             "{t}"
         );
         assert!(!t.contains("not measured"), "{t}");
