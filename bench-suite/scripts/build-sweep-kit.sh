@@ -15,6 +15,8 @@ mkdir -p "$kit"
 for bin in $(cargo metadata --no-deps --format-version 1 --manifest-path "$root/Cargo.toml" \
     | python3 -c 'import json,sys; m=json.load(sys.stdin); print(" ".join(t["name"] for p in m["packages"] if p["name"]=="bench-suite" for t in p["targets"] if "bin" in t["kind"]))'); do
   cp "$target/release/$bin" "$kit/"
+  # Line tables make the binary ~50 MB; the kit only needs to run.
+  if command -v strip >/dev/null; then strip "$kit/$bin"; fi
 done
 cp "$root/bench-suite/scripts/run-sweep.sh" "$kit/"
 echo "sweep kit: $kit ($(ls "$kit" | tr '\n' ' '))"

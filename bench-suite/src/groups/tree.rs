@@ -620,6 +620,14 @@ fn sweep<S: Shared>(
 }
 
 fn run(ctx: &mut Ctx<'_>) -> BenchResult {
+    if !ctx.settings().sweeps_only {
+        single_threaded(ctx)?;
+    }
+    sweeps(ctx)
+}
+
+/// The seed's table and the large sizes, one thread.
+fn single_threaded(ctx: &mut Ctx<'_>) -> BenchResult {
     for n in SEED_TABLE_SIZES {
         let keys = random_keys(n, 0x2545_f491_4f6c_dd1d);
         let sorted = Sorted::of(&keys);
@@ -649,6 +657,11 @@ fn run(ctx: &mut Ctx<'_>) -> BenchResult {
         single::<SkipMap<u64, u64>>(ctx, n, &keys, &sorted, &probes, false)?;
         floor(ctx, n, &sorted, &probes, false)?;
     }
+    Ok(())
+}
+
+/// Reads and the 80/20 mix at 1M keys for each thread count.
+fn sweeps(ctx: &mut Ctx<'_>) -> BenchResult {
     if ctx.sweeps() {
         let keys = random_keys(SWEEP_KEYS, 0x2545_f491_4f6c_dd1d);
         let cob: CobTree<u64, u64> = build(&keys);
