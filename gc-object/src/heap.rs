@@ -323,6 +323,11 @@ impl<'h> Mutator<'h> {
         let g = o.lock();
         // On failure the cell is unreachable garbage the next collection frees.
         g.ensure_slots(shared.raw(), shape.slot_count())?;
+        // Every slot the shape covers is written before the shape is installed (slots of
+        // deleted keys included), as the tracer reads all of them.
+        for slot in 0..shape.slot_count() {
+            g.store_slot(slot, Value::UNDEFINED);
+        }
         for (i, &(_, slot)) in shape.entries().iter().enumerate() {
             g.store_slot(slot, values.get(i).copied().unwrap_or(Value::UNDEFINED));
         }
