@@ -1007,7 +1007,13 @@ pub(crate) unsafe fn init_object<'h>(
     // held (zero in a fresh chunk, a stale word in a reused cell) and are never read before
     // an add writes them (see "Slots past the shape" above), so a small object touches
     // only the first cache line of its cell.
-    let used = (shape.slot_count() as usize).min(INLINE_SLOTS);
+    // (Under loom every slot is constructed: a loom atomic must be made before its first
+    // store.)
+    let used = if cfg!(loom) {
+        INLINE_SLOTS
+    } else {
+        (shape.slot_count() as usize).min(INLINE_SLOTS)
+    };
     for i in n..used {
         // SAFETY: as above; `i < INLINE_SLOTS`.
         unsafe {
