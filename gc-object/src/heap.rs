@@ -193,6 +193,7 @@ impl core::fmt::Debug for Mutator<'_> {
 }
 
 impl<'h> Mutator<'h> {
+    #[inline]
     fn shared(&self) -> &'h HeapShared {
         &self.heap.shared
     }
@@ -228,6 +229,7 @@ impl<'h> Mutator<'h> {
         Ok(())
     }
 
+    #[inline]
     fn check_proto(&self, proto: Option<Obj<'h>>) -> Result<(), Error> {
         let me: *const HeapShared = self.shared();
         match proto {
@@ -279,11 +281,15 @@ impl<'h> Mutator<'h> {
 
     /// A new object from a prepared literal: one cell, the shape installed with one store.
     /// `values` may be shorter than the literal (the rest are `undefined`).
+    #[inline(always)]
     pub fn literal(&mut self, lit: &Literal, values: &[Value<'h>]) -> Result<Obj<'h>, Error> {
         self.literal_with_proto(lit, None, values)
     }
 
     /// [`Mutator::literal`] with a prototype.
+    // Inlined so that a caller's fixed-size value array unrolls the checks and slot stores;
+    // literals past the inline slots take the out-of-line path.
+    #[inline(always)]
     pub fn literal_with_proto(
         &mut self,
         lit: &Literal,
@@ -300,12 +306,28 @@ impl<'h> Mutator<'h> {
         if lit.len() <= cell::INLINE_SLOTS {
             return gc::alloc_object(shared, &mut self.cache, shape, proto, 0, values);
         }
-        // More properties than inline slots: the external slots are allocated at once (a
-        // storage wrapper and one slot block), then the prepared shape is installed.
+        self.literal_external(shape, proto, values)
+    }
+
+    /// A literal with more properties than inline slots: the external slots are allocated at
+    /// once (a storage wrapper and one slot block), then the prepared shape is installed.
+    #[inline(never)]
+    fn literal_external(
+        &mut self,
+        shape: &'h cell::Shape,
+        proto: Option<Obj<'h>>,
+        values: &[Value<'h>],
+    ) -> Result<Obj<'h>, Error> {
+        let shared = self.shared();
         let o = gc::alloc_object(shared, &mut self.cache, shared.shapes.root(), proto, 0, &[])?;
         let g = o.lock();
         // On failure the cell is unreachable garbage the next collection frees.
         g.ensure_slots(shared.raw(), shape.slot_count())?;
+        // Every slot the shape covers is written before the shape is installed (slots of
+        // deleted keys included), as the tracer reads all of them.
+        for slot in 0..shape.slot_count() {
+            g.store_slot(slot, Value::UNDEFINED);
+        }
         for (i, &(_, slot)) in shape.entries().iter().enumerate() {
             g.store_slot(slot, values.get(i).copied().unwrap_or(Value::UNDEFINED));
         }

@@ -227,7 +227,7 @@ impl<'h> Obj<'h> {
 
     /// `[[Get]]`: own property or up the prototype chain; getters are called with this
     /// object as `this`. `undefined` when absent.
-    #[inline]
+    #[inline(always)]
     pub fn get(self, key: impl Into<PropertyKey>) -> Result<Value<'h>, Error> {
         let key = key.into();
         // Fast path: an own named data property of an object without side flags (not

@@ -215,3 +215,55 @@ fn finalizer_fast_path_is_counted() {
     assert!(heap.release_empty_chunks() >= 1);
     assert_eq!(heap.stats().chunks, 0);
 }
+
+/// A small literal leaves the slots past its shape unwritten, so a reused cell keeps the
+/// stale object words of its previous occupant there. Those words must never be traced or
+/// read: the dead targets are freed, later adds see only their own values, and a second
+/// collection (tracing the reused cells) follows no stale word.
+#[test]
+fn reused_cells_never_expose_stale_slots() {
+    let mut heap = Heap::new();
+    let names: Vec<String> = (0..INLINE_SLOTS).map(|i| format!("p{i}")).collect();
+    let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+    let wide = heap.literal(&refs);
+    let small = heap.literal(&["a"]);
+    let n = if cfg!(miri) { 8 } else { 200 };
+    {
+        // Every slot of every wide object points at another (soon dead) object.
+        let m = &mut heap.mutator();
+        for _ in 0..n {
+            let target = m.object().unwrap();
+            let vals = vec![target.value(); INLINE_SLOTS];
+            m.literal(&wide, &vals).unwrap();
+        }
+    }
+    assert_eq!(heap.collect().freed, 2 * n);
+    let roots: Vec<Root> = {
+        let m = &mut heap.mutator();
+        (0..2 * n)
+            .map(|i| {
+                // Reuses the freed cells: slot 0 written, the others stale.
+                let o = m.literal(&small, &[Value::number(i as f64)]).unwrap();
+                assert_eq!(o.get("p1").unwrap(), Value::undefined());
+                o.set("b", Value::bool(true)).unwrap();
+                assert_eq!(o.get("b").unwrap(), Value::bool(true));
+                assert_eq!(o.own_keys().unwrap().len(), 2);
+                o
+            })
+            .collect::<Vec<_>>()
+            .into_iter()
+            // Two thirds stay unreachable: a stale word traced in a rooted cell would keep
+            // some of them alive.
+            .step_by(3)
+            .map(|o| heap.root(o).unwrap())
+            .collect()
+    };
+    let s = heap.collect();
+    let kept = (2 * n).div_ceil(3);
+    assert_eq!((s.marked, s.freed), (kept, 2 * n - kept));
+    for (i, r) in roots.iter().enumerate() {
+        let o = r.get(&heap).unwrap();
+        assert_eq!(o.get("a").unwrap(), Value::number((3 * i) as f64));
+        assert_eq!(o.get("b").unwrap(), Value::bool(true));
+    }
+}

@@ -11,6 +11,7 @@ use crate::slab::{LocalCache, Slab};
 use crate::sync::{Mutex, lock};
 
 /// Allocates an object cell through `cache` and initializes it.
+#[inline]
 pub(crate) fn alloc_object<'h>(
     heap: &'h HeapShared,
     cache: &mut LocalCache,
@@ -57,6 +58,7 @@ impl Literal {
     }
 
     /// Number of properties.
+    #[inline]
     pub fn len(&self) -> usize {
         self.len
     }
@@ -67,6 +69,7 @@ impl Literal {
     }
 
     /// The shape, if `heap` is the heap the literal was prepared for.
+    #[inline]
     pub(crate) fn shape<'h>(&self, heap: &'h HeapShared) -> Result<&'h Shape, Error> {
         if heap.id != self.heap_id {
             return Err(Error::ForeignHeap);

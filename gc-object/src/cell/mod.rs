@@ -13,6 +13,12 @@
 //! - Replaced blocks are not freed while mutators may still read them: they go on the
 //!   object's retired list and are freed by the collector (which has exclusive access) or
 //!   by the object's finalizer.
+//! - Slots past the shape: an inline slot at or above the shape's `slot_count` is never
+//!   read (not by readers, not by tracing) and may hold a stale word of the cell's previous
+//!   occupant (or zero: fresh chunks are zeroed, so every word is initialized). A slot
+//!   enters the shape only by an add, which stores the slot before it publishes the new
+//!   shape, and `slot_count` never decreases (deletes keep it), so every slot a reader or
+//!   the tracer can reach was written for this object.
 
 pub(crate) mod gc;
 pub(crate) mod shape;
@@ -975,9 +981,9 @@ pub(crate) unsafe fn init_object<'h>(
     unsafe { field!(integrity, AtomicU8).write(AtomicU8::new(0)) };
     // SAFETY: as above.
     unsafe { field!(side, AtomicU8).write(AtomicU8::new(0)) };
-    let shape = AtomicPtr::new(shape as *const Shape as *mut Shape);
+    let shape_word = AtomicPtr::new(shape as *const Shape as *mut Shape);
     // SAFETY: as above.
-    unsafe { field!(shape, AtomicPtr<Shape>).write(shape) };
+    unsafe { field!(shape, AtomicPtr<Shape>).write(shape_word) };
     #[cfg(not(feature = "wide-object"))]
     // SAFETY: as above.
     unsafe {
@@ -997,7 +1003,18 @@ pub(crate) unsafe fn init_object<'h>(
         // SAFETY: as above; `i < n <= INLINE_SLOTS`.
         unsafe { slots.wrapping_add(i).write(AtomicWord::new(v.word)) };
     }
-    for i in n..INLINE_SLOTS {
+    // Only the slots the shape covers are written: the rest keep whatever word the cell
+    // held (zero in a fresh chunk, a stale word in a reused cell) and are never read before
+    // an add writes them (see "Slots past the shape" above), so a small object touches
+    // only the first cache line of its cell.
+    // (Under loom every slot is constructed: a loom atomic must be made before its first
+    // store.)
+    let used = if cfg!(loom) {
+        INLINE_SLOTS
+    } else {
+        (shape.slot_count() as usize).min(INLINE_SLOTS)
+    };
+    for i in n..used {
         // SAFETY: as above; `i < INLINE_SLOTS`.
         unsafe {
             slots
@@ -1044,7 +1061,12 @@ pub(crate) unsafe fn trace(
             visit(unsafe { NonNull::new_unchecked(w.cell()) });
         }
     };
-    for s in &c.slots {
+    // Only the slots the shape covers hold values of this object (see "Slots past the
+    // shape" in the module docs); the shape is not changing (exclusive access).
+    let shape = c.shape.load(Ordering::Relaxed);
+    // SAFETY: the shape of a live object belongs to its heap, which outlives this call.
+    let used = (unsafe { &*shape }.slot_count() as usize).min(INLINE_SLOTS);
+    for s in &c.slots[..used] {
         word(s.load(Ordering::Relaxed));
     }
     // SAFETY: live (contract).

@@ -430,6 +430,13 @@ impl Slab {
             }),
             side: core::array::from_fn(|_| AtomicU64::new(0)),
         };
+        if pooled.is_none() {
+            // Fresh memory is zeroed once, so every word of every cell is initialized
+            // (object cells leave slots past their shape unwritten; pooled chunks were
+            // zeroed when they were made).
+            // SAFETY: `base` is a fresh allocation of `CHUNK_BYTES` bytes.
+            unsafe { base.as_ptr().write_bytes(0, CHUNK_BYTES) };
+        }
         let p = base.cast::<ChunkHeader>();
         // SAFETY: fresh allocation, aligned to CHUNK_BYTES >= align of the header.
         unsafe { p.as_ptr().write(header) };
