@@ -514,6 +514,13 @@ pub(crate) unsafe fn usable_size(p: *mut u8) -> usize {
 // Huge blocks: one mapping each, header first.
 
 /// (alignment, offset) passed to `sys::map_aligned` and the block offset, for `align`.
+///
+/// Written without a branch around a call: rustc 1.95 (LLVM 22) miscompiles the branchy
+/// form `if align < SEGMENT_SIZE { (SEGMENT_SIZE, 0, align.max(HUGE_HEADER)) } else {
+/// (align, SEGMENT_SIZE, SEGMENT_SIZE) }` in release builds (the inlined `max` gets a
+/// `range` argument attribute valid only under the branch, then is hoisted out of it and
+/// the `else` value is folded away), placing blocks aligned above a segment one segment
+/// off. The `huge` test scenario catches it in `--release`.
 fn huge_geometry(align: usize) -> (usize, usize, usize) {
     // Below a segment: the mapping is segment-aligned and the block sits `align` (at least
     // a header) into it. From a segment up: the header sits one segment below the block.
@@ -1147,3 +1154,45 @@ pub fn total_stats() -> ArenaStats {
 }
 
 const _: () = assert!(PAGES_PER_SEGMENT >= 2);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every power-of-two alignment gets a placement whose block is aligned and finds its
+    /// header. (The release-only miscompilation described at `huge_geometry` depends on
+    /// how the function is inlined, and does not show in this test binary; the `huge`
+    /// scenario, which links the library as users do, is the regression test for it.)
+    #[test]
+    fn huge_geometry_places_every_alignment() {
+        // Called through an opaque pointer, so the test runs the function as compiled on
+        // its own rather than a copy specialised for this loop.
+        let geometry: fn(usize) -> (usize, usize, usize) = core::hint::black_box(huge_geometry);
+        for shift in 0..=40 {
+            let align = core::hint::black_box(1usize << shift);
+            let (map_align, map_offset, block_offset) = geometry(align);
+            assert!(
+                map_align.is_power_of_two() && map_align >= SEGMENT_SIZE,
+                "align {align}"
+            );
+            assert!(map_offset <= SEGMENT_SIZE && map_offset.is_multiple_of(4096));
+            // The header (at the mapping start) holds a whole `SegmentHeader`.
+            assert!(block_offset >= HUGE_HEADER, "align {align}");
+            // The header is where `segment_of` looks: the segment below the block.
+            assert!(block_offset <= SEGMENT_SIZE, "align {align}");
+            // A mapping `h` with `(h + map_offset) % map_align == 0` puts the block at an
+            // `align`-aligned address.
+            assert_eq!(
+                (block_offset + map_align - map_offset) % align,
+                0,
+                "align {align}: {:?}",
+                (map_align, map_offset, block_offset)
+            );
+            // The block starts in the header's segment-aligned unit or right after it.
+            let h = map_align - map_offset;
+            assert_eq!(h % SEGMENT_SIZE, 0, "align {align}");
+            let block = ptr::without_provenance_mut::<u8>(h + block_offset);
+            assert_eq!(page::segment_of(block).addr(), h, "align {align}");
+        }
+    }
+}
