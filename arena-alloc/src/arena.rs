@@ -174,15 +174,19 @@ pub(crate) fn alloc_small(idx: usize, class: usize) -> *mut u8 {
     if !arena.lock.try_lock() {
         return alloc_small_contended(arena, idx, class);
     }
-    // SAFETY: the lock is held, and the state is only reached under it.
-    let st = unsafe { &mut *arena.state.get() };
+    let stp = arena.state.get();
     debug_assert!(class < NUM_CLASSES);
+    // SAFETY: the lock is held, and the state is only reached under it.
+    let classes = unsafe { &(*stp).classes };
     // SAFETY: callers pass classes from `class_for`, below NUM_CLASSES.
-    let page = unsafe { *st.classes.get_unchecked(class) };
+    let page = unsafe { *classes.get_unchecked(class) };
     if page.is_null() {
-        // SAFETY: the lock of `arena` (index `idx`) is held and `st` is its state.
-        return unsafe { alloc_small_locked(arena, st, idx, class) };
+        // SAFETY: the lock of `arena` (index `idx`) is held, `stp` is its state, and no
+        // reference to the state is live.
+        return unsafe { alloc_small_locked(arena, stp, idx, class) };
     }
+    // SAFETY: the lock is held, and the state is only reached under it.
+    let st = unsafe { &mut *stp };
     // SAFETY: the lock is held; `page` is in the class list, so it has a free block.
     unsafe { take_and_count(arena, st, page, class) }
 }
@@ -223,39 +227,50 @@ fn wake_returning(arena: &Arena, block: *mut u8) -> *mut u8 {
 #[cold]
 #[inline(never)]
 fn alloc_small_contended(arena: &Arena, idx: usize, class: usize) -> *mut u8 {
-    let st = arena.acquire_contended();
-    // SAFETY: the lock of `arena` (index `idx`) is held and `st` is its state.
+    let st: *mut ArenaState = arena.acquire_contended();
+    // SAFETY: the lock of `arena` (index `idx`) is held and `st` is its state; the `&mut`
+    // it came from is not used again.
     unsafe { alloc_small_locked(arena, st, idx, class) }
 }
 
 /// The general allocation path, entered with the lock held; releases it.
 ///
+/// `st` is a raw pointer, not `&mut`: when the fork handlers are not registered yet this
+/// releases the lock and re-enters `alloc_small`, which takes the lock again and forms a
+/// new `&mut ArenaState`; a `&mut` argument would still be live (protected) then.
+///
 /// # Safety
-/// The lock of `arena` (index `idx`) is held and `st` is its state.
+/// The lock of `arena` (index `idx`) is held, `st` is its state, and the caller holds no
+/// reference to the state.
 #[cold]
 #[inline(never)]
 unsafe fn alloc_small_locked(
     arena: &Arena,
-    st: &mut ArenaState,
+    st: *mut ArenaState,
     idx: usize,
     class: usize,
 ) -> *mut u8 {
-    let mut page = st.classes[class];
+    // SAFETY: the lock is held.
+    let mut page = unsafe { (*st).classes[class] };
     if page.is_null() {
         if !is_ready() {
             arena.lock.unlock();
             ensure_ready();
             return alloc_small(idx, class);
         }
-        // SAFETY: the lock is held.
-        page = unsafe { fresh_page(st, class, idx) };
+        // SAFETY: the lock is held; this is the only reference to the state.
+        let stm = unsafe { &mut *st };
+        // SAFETY: the lock of arena `idx` is held and `stm` is its state.
+        page = unsafe { fresh_page(stm, class, idx) };
         if page.is_null() {
             arena.lock.unlock();
             return ptr::null_mut();
         }
     }
-    // SAFETY: the lock is held; `page` heads the class list.
-    unsafe { take_and_count(arena, st, page, class) }
+    // SAFETY: the lock is held; this is the only reference to the state.
+    let stm = unsafe { &mut *st };
+    // SAFETY: the lock is held and `page` heads the class list.
+    unsafe { take_and_count(arena, stm, page, class) }
 }
 
 /// Formats a page for `class`, puts it at the head of the class list and returns it.
