@@ -319,14 +319,19 @@ unsafe fn fresh_page(st: &mut ArenaState, class: usize, idx: usize) -> *mut Page
 #[inline]
 pub(crate) unsafe fn free(p: *mut u8, current: usize) {
     let seg = page::segment_of(p);
-    // SAFETY: `p` is live, so its header is mapped; `kind`/`owner` never change.
-    let hdr = unsafe { &*seg };
-    debug_assert_eq!(hdr.magic, MAGIC, "pointer not allocated by arena-alloc");
-    if hdr.kind != KIND_SMALL {
+    if cfg!(debug_assertions) {
+        // SAFETY: `p` is live, so its header is mapped; `magic` never changes.
+        let magic = unsafe { (*seg).magic };
+        assert_eq!(magic, MAGIC, "pointer not allocated by arena-alloc");
+    }
+    // SAFETY: as above; `kind` never changes. (Fields are read one by one: a reference to
+    // the whole header would overlap `next`, which the owner writes under its lock.)
+    if unsafe { (*seg).kind } != KIND_SMALL {
         // SAFETY: the caller passes a live huge block.
         return unsafe { free_huge(seg, current) };
     }
-    let owner = hdr.owner as usize;
+    // SAFETY: as above; `owner` never changes.
+    let owner = unsafe { (*seg).owner } as usize;
     let arena = arena(owner);
     if !arena.lock.try_lock() {
         // SAFETY: forwarded from the caller.
@@ -498,15 +503,17 @@ unsafe fn unlink_segment(st: &mut ArenaState, seg: *mut SegmentHeader) {
 #[inline]
 pub(crate) unsafe fn small_owner_class(p: *mut u8) -> Option<(usize, usize)> {
     let seg = page::segment_of(p);
-    // SAFETY: `p` is live, so its header is mapped; `kind`/`owner` never change.
-    let hdr = unsafe { &*seg };
-    if hdr.kind != KIND_SMALL {
+    // SAFETY: `p` is live, so its header is mapped; `kind` never changes (read alone, see
+    // `free`).
+    if unsafe { (*seg).kind } != KIND_SMALL {
         return None;
     }
     let page = page::page_of(seg, p);
     // SAFETY: `class` is not written while a block of the page is live.
     let class = unsafe { (*page).class } as usize;
-    Some((hdr.owner as usize, class))
+    // SAFETY: as above; `owner` never changes.
+    let owner = unsafe { (*seg).owner } as usize;
+    Some((owner, class))
 }
 
 /// Usable bytes of live block `p`.
@@ -515,12 +522,13 @@ pub(crate) unsafe fn small_owner_class(p: *mut u8) -> Option<(usize, usize)> {
 /// `p` is a live block of this allocator.
 pub(crate) unsafe fn usable_size(p: *mut u8) -> usize {
     let seg = page::segment_of(p);
-    // SAFETY: `p` is live, so its header is mapped.
-    let hdr = unsafe { &*seg };
-    if hdr.kind == KIND_SMALL {
+    // SAFETY: `p` is live, so its header is mapped; `kind` never changes.
+    if unsafe { (*seg).kind } == KIND_SMALL {
         // SAFETY: `p` is a live block of this small segment.
         unsafe { page::block_size(seg, p) }
     } else {
+        // SAFETY: a huge header is only written by the holder of its block.
+        let hdr = unsafe { &*seg };
         hdr.map_len - hdr.block_offset
     }
 }
