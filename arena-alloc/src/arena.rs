@@ -185,32 +185,40 @@ pub(crate) fn alloc_small(idx: usize, class: usize) -> *mut u8 {
         // reference to the state is live.
         return unsafe { alloc_small_locked(arena, stp, idx, class) };
     }
-    // SAFETY: the lock is held, and the state is only reached under it.
-    let st = unsafe { &mut *stp };
     // SAFETY: the lock is held; `page` is in the class list, so it has a free block.
-    unsafe { take_and_count(arena, st, page, class) }
+    unsafe { take_and_count(arena, stp, page, class) }
 }
 
 /// Takes a block from `page`, counts it and releases the lock.
 ///
+/// Functions that release the lock take the state as a raw pointer: a `&mut` argument
+/// stays live (protected) until the function returns, so it would still claim the state
+/// while the next lock holder writes it, and the compiler could move writes through it
+/// past the release.
+///
 /// # Safety
-/// The lock of `arena` is held, `st` is its state, `page` heads class list `class`.
+/// The lock of `arena` is held, `st` is its state (no reference to it live), `page` heads
+/// class list `class`.
 #[inline]
 unsafe fn take_and_count(
     arena: &Arena,
-    st: &mut ArenaState,
+    st: *mut ArenaState,
     page: *mut Page,
     class: usize,
 ) -> *mut u8 {
     // SAFETY: forwarded from the caller.
     let (block, full) = unsafe { page::take_block(page) };
-    if full {
-        // SAFETY: the lock is held and `page` heads this class list.
-        unsafe { page::list_remove(&mut st.classes[class], page) };
-        // SAFETY: the lock is held.
-        unsafe { (*page).state = PAGE_FULL };
+    {
+        // SAFETY: the lock is held; this reference ends before the release below.
+        let st = unsafe { &mut *st };
+        if full {
+            // SAFETY: the lock is held and `page` heads this class list.
+            unsafe { page::list_remove(&mut st.classes[class], page) };
+            // SAFETY: the lock is held.
+            unsafe { (*page).state = PAGE_FULL };
+        }
+        st.allocs += 1;
     }
-    st.allocs += 1;
     if arena.lock.release() {
         return wake_returning(arena, block);
     }
@@ -267,10 +275,9 @@ unsafe fn alloc_small_locked(
             return ptr::null_mut();
         }
     }
-    // SAFETY: the lock is held; this is the only reference to the state.
-    let stm = unsafe { &mut *st };
-    // SAFETY: the lock is held and `page` heads the class list.
-    unsafe { take_and_count(arena, stm, page, class) }
+    // SAFETY: the lock is held, `page` heads the class list, no reference to the state is
+    // live.
+    unsafe { take_and_count(arena, st, page, class) }
 }
 
 /// Formats a page for `class`, puts it at the head of the class list and returns it.
@@ -337,29 +344,30 @@ pub(crate) unsafe fn free(p: *mut u8, current: usize) {
         // SAFETY: forwarded from the caller.
         return unsafe { free_contended(arena, p, owner, current) };
     }
-    // SAFETY: the lock is held, and the state is only reached under it.
-    let st = unsafe { &mut *arena.state.get() };
-    // SAFETY: the lock of the owner is held and `p` is a live block of it.
-    unsafe { free_locked(arena, st, p, owner, current) }
+    // SAFETY: the lock of the owner is held, no reference to its state is live, and `p`
+    // is a live block of it.
+    unsafe { free_locked(arena, arena.state.get(), p, owner, current) }
 }
 
 #[cold]
 #[inline(never)]
 unsafe fn free_contended(arena: &Arena, p: *mut u8, owner: usize, current: usize) {
-    let st = arena.acquire_contended();
-    // SAFETY: the lock of the owner is held and the caller passes a live block of it.
+    let st: *mut ArenaState = arena.acquire_contended();
+    // SAFETY: the lock of the owner is held (the `&mut` from `acquire_contended` is not
+    // used again) and the caller passes a live block of it.
     unsafe { free_locked(arena, st, p, owner, current) }
 }
 
 /// Returns `p` to its page, counts it and releases the lock.
 ///
 /// # Safety
-/// The lock of `arena` (index `owner`) is held, `st` is its state, and `p` is a live
-/// small block of one of its pages.
+/// The lock of `arena` (index `owner`) is held, `st` is its state (no reference to it
+/// live; raw for the reason given at `take_and_count`), and `p` is a live small block of
+/// one of its pages.
 #[inline]
 unsafe fn free_locked(
     arena: &Arena,
-    st: &mut ArenaState,
+    st: *mut ArenaState,
     p: *mut u8,
     owner: usize,
     current: usize,
@@ -368,11 +376,16 @@ unsafe fn free_locked(
     // SAFETY: the lock is held and `p` is a live block of `page`.
     let (class, was_full, empty) = unsafe { page::put_block(page, p) };
     debug_assert!(class < NUM_CLASSES);
-    st.frees += 1;
-    st.remote_frees += u64::from(owner != current);
+    let fixup = {
+        // SAFETY: the lock is held; this reference ends before the release below.
+        let st = unsafe { &mut *st };
+        st.frees += 1;
+        st.remote_frees += u64::from(owner != current);
+        was_full || (empty && st.classes[class] != page)
+    };
     // An emptied page that heads its class list stays there (so an alloc/free pair on one
     // block never reformats a page): only list upkeep leaves the fast path.
-    if was_full || (empty && st.classes[class] != page) {
+    if fixup {
         // SAFETY: forwarded: lock held, `page` formatted.
         return unsafe { free_fixup(arena, st, page, was_full) };
     }
@@ -385,10 +398,13 @@ unsafe fn free_locked(
 /// lock.
 ///
 /// # Safety
-/// The lock of `arena` is held, `st` is its state, `page` is one of its formatted pages.
+/// The lock of `arena` is held, `st` is its state (no reference to it live), `page` is
+/// one of its formatted pages.
 #[cold]
 #[inline(never)]
-unsafe fn free_fixup(arena: &Arena, st: &mut ArenaState, page: *mut Page, was_full: bool) {
+unsafe fn free_fixup(arena: &Arena, st: *mut ArenaState, page: *mut Page, was_full: bool) {
+    // SAFETY: the lock is held; this reference ends before the unlock below.
+    let st = unsafe { &mut *st };
     // SAFETY: forwarded from the caller.
     unsafe { fixup_locked(st, page, was_full) };
     arena.lock.unlock();
