@@ -7,7 +7,9 @@
 // on its argument (true only under `align < 4 MiB`); SimplifyCFG then hoists the call out of
 // the branch without dropping that attribute, so for larger alignments it is poison and
 // InstCombine folds `select(align < 4 MiB, max(align, 64), 4 MiB)` to `max(align, 64)`:
-// the third field comes out as 8 MiB instead of 4 MiB.
+// the third field comes out as 8 MiB instead of 4 MiB. Upstream LLVM's hoisting dropped only
+// poison-generating return attributes; llvm/llvm-project#195516 (merged May 2026, after the
+// LLVM 22 branch) makes it drop parameter attributes as well.
 #[inline(never)]
 fn geometry(align: usize) -> (usize, usize, usize) {
     if align < (4 << 20) {

@@ -559,7 +559,9 @@ pub(crate) unsafe fn usable_size(p: *mut u8) -> usize {
 /// (align, SEGMENT_SIZE, SEGMENT_SIZE) }` in release builds (the inlined `max` gets a
 /// `range` argument attribute valid only under the branch, then is hoisted out of it and
 /// the `else` value is folded away), placing blocks aligned above a segment one segment
-/// off. The `huge` test scenario catches it in `--release`.
+/// off. LLVM dropped only poison-generating *return* attributes when hoisting; upstream
+/// llvm/llvm-project#195516 (May 2026, after LLVM 22) drops parameter ones too. The `huge`
+/// test scenario catches it in `--release`; `ci/llvm_select_repro.rs` reproduces it alone.
 fn huge_geometry(align: usize) -> (usize, usize, usize) {
     // Below a segment: the mapping is segment-aligned and the block sits `align` (at least
     // a header) into it. From a segment up: the header sits one segment below the block.
