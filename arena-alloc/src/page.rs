@@ -34,7 +34,10 @@ pub(crate) const PAGE_AVAILABLE: u8 = 1;
 pub(crate) const PAGE_FULL: u8 = 2;
 
 /// Descriptor of one page; lives in page 0 of its segment. Guarded by the owner's lock,
-/// except `block_size`/`class`, fixed while any block of the page is live.
+/// except `block_size`/`class`, fixed while any block of the page is live and read without
+/// the lock by threads holding such a block. So no `&Page`/`&mut Page` is ever formed:
+/// fields are reached through the raw pointer, one place at a time, and a reference
+/// covering the whole descriptor cannot overlap those lock-free reads.
 #[repr(C, align(64))]
 #[derive(Debug)]
 pub(crate) struct Page {
@@ -156,17 +159,26 @@ pub(crate) fn new_segment(
 /// # Safety
 /// `page` is a free page of a segment whose owner lock the caller holds.
 pub(crate) unsafe fn format_page(page: *mut Page, class: usize) {
-    // SAFETY: the caller holds the owner's lock; no block of the page is live.
-    let pg = unsafe { &mut *page };
     let size = class_size(class);
     let capacity = PAGE_SIZE / size;
-    pg.free = ptr::null_mut();
-    pg.bump = pg.start;
-    pg.bump_end = pg.start.wrapping_add(capacity * size);
-    pg.block_size = size as u32;
-    pg.used = 0;
-    pg.capacity = capacity as u32;
-    pg.class = class as u8;
+    // SAFETY: the caller holds the owner's lock.
+    let start = unsafe { (*page).start };
+    let fresh = Page {
+        free: ptr::null_mut(),
+        bump: start,
+        bump_end: start.wrapping_add(capacity * size),
+        next: ptr::null_mut(),
+        prev: ptr::null_mut(),
+        start,
+        block_size: size as u32,
+        used: 0,
+        capacity: capacity as u32,
+        class: class as u8,
+        state: PAGE_FREE,
+    };
+    // SAFETY: as above; the page is in no list and no block of it is live, so nobody
+    // reads `block_size`/`class` concurrently.
+    unsafe { page.write(fresh) };
 }
 
 /// Takes a block from `page`; returns it and whether the page is now full.
@@ -175,21 +187,32 @@ pub(crate) unsafe fn format_page(page: *mut Page, class: usize) {
 /// The caller holds the owner's lock and `page` is formatted and not full.
 #[inline]
 pub(crate) unsafe fn take_block(page: *mut Page) -> (*mut u8, bool) {
-    // SAFETY: the caller holds the owner's lock.
-    let pg = unsafe { &mut *page };
-    let block = if !pg.free.is_null() {
-        let b = pg.free;
+    // SAFETY: the caller holds the owner's lock, which guards every field written here.
+    let free = unsafe { (*page).free };
+    let block = if !free.is_null() {
         // SAFETY: free blocks store the next free block in their first word.
-        pg.free = unsafe { b.cast::<*mut u8>().read() };
-        b
+        let next = unsafe { free.cast::<*mut u8>().read() };
+        // SAFETY: as above (lock held).
+        unsafe { (*page).free = next };
+        free
     } else {
-        debug_assert!(pg.bump < pg.bump_end);
-        let b = pg.bump;
-        pg.bump = b.wrapping_add(pg.block_size as usize);
+        // SAFETY: as above (lock held; `block_size` is fixed while the page is formatted).
+        let b = unsafe { (*page).bump };
+        // SAFETY: as above.
+        let size = unsafe { (*page).block_size };
+        // SAFETY: as above.
+        debug_assert!(b < unsafe { (*page).bump_end });
+        // SAFETY: as above.
+        unsafe { (*page).bump = b.wrapping_add(size as usize) };
         b
     };
-    pg.used += 1;
-    (block, pg.used == pg.capacity)
+    // SAFETY: as above.
+    let used = unsafe { (*page).used + 1 };
+    // SAFETY: as above.
+    let capacity = unsafe { (*page).capacity };
+    // SAFETY: as above.
+    unsafe { (*page).used = used };
+    (block, used == capacity)
 }
 
 /// Returns block `p` to `page`; returns (its class, page was full, page is now empty).
@@ -198,14 +221,21 @@ pub(crate) unsafe fn take_block(page: *mut Page) -> (*mut u8, bool) {
 /// The caller holds the owner's lock and `p` is a live block of `page`.
 #[inline]
 pub(crate) unsafe fn put_block(page: *mut Page, p: *mut u8) -> (usize, bool, bool) {
-    // SAFETY: the caller holds the owner's lock.
-    let pg = unsafe { &mut *page };
-    let was_full = pg.used == pg.capacity;
+    // SAFETY: the caller holds the owner's lock, which guards every field written here.
+    let used = unsafe { (*page).used };
+    // SAFETY: as above.
+    let capacity = unsafe { (*page).capacity };
+    // SAFETY: as above.
+    let free = unsafe { (*page).free };
     // SAFETY: `p` is a block of at least 16 bytes that nobody uses any more.
-    unsafe { p.cast::<*mut u8>().write(pg.free) };
-    pg.free = p;
-    pg.used -= 1;
-    (pg.class as usize, was_full, pg.used == 0)
+    unsafe { p.cast::<*mut u8>().write(free) };
+    // SAFETY: as above (lock held).
+    unsafe { (*page).free = p };
+    // SAFETY: as above.
+    unsafe { (*page).used = used - 1 };
+    // SAFETY: `class` is fixed while the page is formatted.
+    let class = unsafe { (*page).class } as usize;
+    (class, used == capacity, used == 1)
 }
 
 /// Block size of the page holding live block `p` of small segment `seg`.
@@ -225,11 +255,15 @@ pub(crate) unsafe fn block_size(seg: *mut SegmentHeader, p: *mut u8) -> usize {
 /// The caller holds the owner's lock.
 pub(crate) unsafe fn bytes_in_use(page: *mut Page) -> usize {
     // SAFETY: guarded by the caller's lock.
-    let pg = unsafe { &*page };
-    if pg.state == PAGE_FREE {
+    let state = unsafe { (*page).state };
+    // SAFETY: as above.
+    let used = unsafe { (*page).used };
+    // SAFETY: as above.
+    let size = unsafe { (*page).block_size };
+    if state == PAGE_FREE {
         0
     } else {
-        pg.used as usize * pg.block_size as usize
+        used as usize * size as usize
     }
 }
 
@@ -240,9 +274,9 @@ pub(crate) unsafe fn bytes_in_use(page: *mut Page) -> usize {
 pub(crate) unsafe fn list_push(head: &mut *mut Page, page: *mut Page) {
     let old = *head;
     // SAFETY: guarded by the caller's lock.
-    let pg = unsafe { &mut *page };
-    pg.prev = ptr::null_mut();
-    pg.next = old;
+    unsafe { (*page).prev = ptr::null_mut() };
+    // SAFETY: as above.
+    unsafe { (*page).next = old };
     if !old.is_null() {
         // SAFETY: `old` is in the same guarded list.
         unsafe { (*old).prev = page };
@@ -256,8 +290,9 @@ pub(crate) unsafe fn list_push(head: &mut *mut Page, page: *mut Page) {
 /// The caller holds the lock guarding the list, and `page` is in it.
 pub(crate) unsafe fn list_remove(head: &mut *mut Page, page: *mut Page) {
     // SAFETY: guarded by the caller's lock.
-    let pg = unsafe { &mut *page };
-    let (prev, next) = (pg.prev, pg.next);
+    let prev = unsafe { (*page).prev };
+    // SAFETY: as above.
+    let next = unsafe { (*page).next };
     if prev.is_null() {
         *head = next;
     } else {
@@ -268,8 +303,10 @@ pub(crate) unsafe fn list_remove(head: &mut *mut Page, page: *mut Page) {
         // SAFETY: `next` is in the same guarded list.
         unsafe { (*next).prev = prev };
     }
-    pg.prev = ptr::null_mut();
-    pg.next = ptr::null_mut();
+    // SAFETY: as above.
+    unsafe { (*page).prev = ptr::null_mut() };
+    // SAFETY: as above.
+    unsafe { (*page).next = ptr::null_mut() };
 }
 
 /// The header of the segment containing page descriptor `page`.

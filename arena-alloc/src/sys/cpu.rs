@@ -118,7 +118,8 @@ fn probe() {
 fn rseq_symbols() -> Option<(isize, u32)> {
     let off_addr: *const isize;
     let size_addr: *const u32;
-    // SAFETY: loads two GOT entries; a weak undefined symbol resolves to address 0.
+    // SAFETY: loads two GOT entries; a weak undefined symbol resolves to address 0. The
+    // block reads memory (the GOT, fixed once relocated), so it is `readonly`, not `nomem`.
     unsafe {
         core::arch::asm!(
             ".weak __rseq_offset",
@@ -127,7 +128,7 @@ fn rseq_symbols() -> Option<(isize, u32)> {
             "mov {s}, qword ptr [rip + __rseq_size@GOTPCREL]",
             o = out(reg) off_addr,
             s = out(reg) size_addr,
-            options(nostack, pure, nomem, preserves_flags),
+            options(nostack, pure, readonly, preserves_flags),
         );
     }
     if off_addr.is_null() || size_addr.is_null() {
