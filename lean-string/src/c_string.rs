@@ -54,10 +54,35 @@ fn ok_nul<T>(r: Result<T, CStringError>) -> Result<T, InteriorNulError> {
     }
 }
 
+#[track_caller]
+fn assert_boundary(s: &str, idx: usize, what: &str) {
+    assert!(
+        s.is_char_boundary(idx),
+        "{what}: byte index {idx} is not a char boundary of a string of length {}",
+        s.len()
+    );
+}
+
 impl LeanCString {
     /// An empty string (a single NUL).
     pub const fn new() -> Self {
         Self { repr: CRepr::new() }
+    }
+
+    /// An empty string with room for `capacity` bytes (plus the NUL); inline up to
+    /// [`C_INLINE_CAPACITY`](crate::C_INLINE_CAPACITY).
+    ///
+    /// # Panics
+    /// On capacity overflow or allocation failure.
+    pub fn with_capacity(capacity: usize) -> Self {
+        ok(Self::try_with_capacity(capacity))
+    }
+
+    /// Fallible [`with_capacity`](Self::with_capacity).
+    pub fn try_with_capacity(capacity: usize) -> Result<Self, ReserveError> {
+        let mut s = Self::new();
+        s.try_reserve(capacity)?;
+        Ok(s)
     }
 
     /// Wraps a `&'static CStr` in O(1) without copying; it must be UTF-8.
@@ -174,6 +199,17 @@ impl LeanCString {
         self.repr.shrink_to(0)
     }
 
+    /// Shrinks the heap capacity to at least `max(len, min_capacity)` (moving a short
+    /// string inline).
+    pub fn shrink_to(&mut self, min_capacity: usize) {
+        ok(self.try_shrink_to(min_capacity))
+    }
+
+    /// Fallible [`shrink_to`](Self::shrink_to).
+    pub fn try_shrink_to(&mut self, min_capacity: usize) -> Result<(), ReserveError> {
+        self.repr.shrink_to(min_capacity)
+    }
+
     /// Appends a char; `'\0'` is rejected.
     pub fn push(&mut self, ch: char) -> Result<(), InteriorNulError> {
         ok_nul(self.try_push(ch))
@@ -224,11 +260,130 @@ impl LeanCString {
         if new_len >= self.len() {
             return Ok(());
         }
-        assert!(
-            self.as_str().is_char_boundary(new_len),
-            "truncate: byte index {new_len} is not a char boundary"
-        );
+        assert_boundary(self.as_str(), new_len, "truncate");
         self.repr.truncate(new_len)
+    }
+
+    /// Removes and returns the char at byte index `idx`.
+    ///
+    /// # Panics
+    /// If `idx` is not a char boundary below the length (as `String::remove`).
+    #[track_caller]
+    pub fn remove(&mut self, idx: usize) -> char {
+        ok(self.try_remove(idx))
+    }
+
+    /// Fallible [`remove`](Self::remove) (a shared or static string is copied first; a bad
+    /// index still panics).
+    #[track_caller]
+    pub fn try_remove(&mut self, idx: usize) -> Result<char, ReserveError> {
+        let s = self.as_str();
+        assert!(
+            idx < s.len(),
+            "remove: index {idx} out of bounds for length {}",
+            s.len()
+        );
+        assert_boundary(s, idx, "remove");
+        let ch = s[idx..].chars().next().expect("index is below the length");
+        self.repr.remove_range(idx, idx + ch.len_utf8())?;
+        Ok(ch)
+    }
+
+    /// Keeps only the chars for which `predicate` returns `true`.
+    pub fn retain(&mut self, predicate: impl FnMut(char) -> bool) {
+        ok(self.try_retain(predicate))
+    }
+
+    /// Fallible [`retain`](Self::retain): unsharing is the only fallible step and happens
+    /// before the predicate runs.
+    pub fn try_retain(&mut self, predicate: impl FnMut(char) -> bool) -> Result<(), ReserveError> {
+        self.repr.retain(predicate)
+    }
+
+    /// Inserts a char at byte index `idx`; `'\0'` is rejected and the string is unchanged.
+    ///
+    /// # Panics
+    /// If `idx` is past the end or not a char boundary (checked before the NUL).
+    #[track_caller]
+    pub fn insert(&mut self, idx: usize, ch: char) -> Result<(), InteriorNulError> {
+        ok_nul(self.try_insert(idx, ch))
+    }
+
+    /// Fallible [`insert`](Self::insert).
+    #[track_caller]
+    pub fn try_insert(&mut self, idx: usize, ch: char) -> Result<(), CStringError> {
+        self.try_insert_str(idx, ch.encode_utf8(&mut [0; 4]))
+    }
+
+    /// Inserts `string` at byte index `idx`; a NUL in it is rejected (the error gives its
+    /// position in `string`) and the string is unchanged.
+    ///
+    /// # Panics
+    /// If `idx` is past the end or not a char boundary (checked before the NUL).
+    #[track_caller]
+    pub fn insert_str(&mut self, idx: usize, string: &str) -> Result<(), InteriorNulError> {
+        ok_nul(self.try_insert_str(idx, string))
+    }
+
+    /// Fallible [`insert_str`](Self::insert_str).
+    #[track_caller]
+    pub fn try_insert_str(&mut self, idx: usize, string: &str) -> Result<(), CStringError> {
+        let len = self.len();
+        assert!(
+            idx <= len,
+            "insert: index {idx} out of bounds for length {len}"
+        );
+        assert_boundary(self.as_str(), idx, "insert");
+        check_nul(string)?;
+        if string.is_empty() {
+            return Ok(());
+        }
+        Ok(self.repr.insert_str_no_nul(idx, string)?)
+    }
+
+    /// The string repeated `n` times.
+    ///
+    /// # Panics
+    /// On capacity overflow or allocation failure.
+    pub fn repeat(&self, n: usize) -> Self {
+        ok(self.try_repeat(n))
+    }
+
+    /// Fallible [`repeat`](Self::repeat).
+    pub fn try_repeat(&self, n: usize) -> Result<Self, ReserveError> {
+        let total = self
+            .len()
+            .checked_mul(n)
+            .ok_or_else(ReserveError::capacity_overflow)?;
+        let mut out = Self::try_with_capacity(total)?;
+        for _ in 0..n {
+            // Our own contents hold no NUL.
+            out.repr.push_str_no_nul(self.as_str())?;
+        }
+        Ok(out)
+    }
+
+    /// Splits at byte index `at`: `self` keeps `..at`, the result holds `at..`.
+    ///
+    /// # Panics
+    /// If `at` is past the end or not a char boundary.
+    #[track_caller]
+    pub fn split_off(&mut self, at: usize) -> Self {
+        ok(self.try_split_off(at))
+    }
+
+    /// Fallible [`split_off`](Self::split_off); on error `self` is unchanged.
+    #[track_caller]
+    pub fn try_split_off(&mut self, at: usize) -> Result<Self, ReserveError> {
+        let len = self.len();
+        assert!(
+            at <= len,
+            "split_off: index {at} out of bounds for length {len}"
+        );
+        assert_boundary(self.as_str(), at, "split_off");
+        let tail = CRepr::from_str_no_nul(&self.as_str()[at..])?;
+        self.repr.truncate(at)?;
+        Ok(Self { repr: tail })
     }
 
     #[cfg(test)]

@@ -169,6 +169,10 @@ fn main() {
             s.try_push_str("xy").is_err()
         }),
         ("LeanCString::try_reserve", |s| s.try_reserve(1).is_err()),
+        ("LeanCString::try_insert", |s| s.try_insert(3, 'x').is_err()),
+        ("LeanCString::try_insert_str", |s| {
+            s.try_insert_str(0, "xy").is_err()
+        }),
     ] {
         let mut s = full_c.clone();
         assert!(failing(|| op(&mut s)), "{name}");
@@ -185,6 +189,15 @@ fn main() {
         ("LeanCString::try_truncate (shared)", |s| {
             s.try_truncate(20).is_err()
         }),
+        ("LeanCString::try_remove (shared)", |s| {
+            s.try_remove(0).is_err()
+        }),
+        ("LeanCString::try_retain (shared)", |s| {
+            s.try_retain(|c| c != 'a').is_err()
+        }),
+        ("LeanCString::try_split_off", |s| {
+            s.try_split_off(1).is_err()
+        }),
     ] {
         let mut s = c_long.clone();
         assert!(failing(|| op(&mut s)), "{name}");
@@ -196,5 +209,12 @@ fn main() {
     assert!(failing(|| c_spare.try_shrink_to_fit()).is_err());
     assert_eq!(c_spare, LONG);
     println!("ok: LeanCString::try_shrink_to_fit");
+    assert!(failing(|| c_spare.try_shrink_to(LONG.len() + 1)).is_err());
+    assert_eq!(c_spare, LONG);
+    println!("ok: LeanCString::try_shrink_to");
+    assert!(failing(|| LeanCString::try_with_capacity(64)).is_err());
+    println!("ok: LeanCString::try_with_capacity");
+    assert!(failing(|| c_long.try_repeat(2)).is_err());
+    println!("ok: LeanCString::try_repeat");
     println!("all try_* methods returned errors and left their strings unchanged");
 }

@@ -141,6 +141,65 @@ fn cstring_nul_handling() {
 }
 
 #[test]
+fn cstring_mutators() {
+    let mut s = LeanCString::with_capacity(40);
+    assert!(s.is_heap_allocated() && s.capacity() >= 40 && s.is_empty());
+    s.push_str("h\u{e9}llo").unwrap();
+    s.shrink_to(4);
+    assert!(!s.is_heap_allocated(), "a short string moves inline");
+    // insert / insert_str: a NUL is rejected with its position in the input, unchanged.
+    assert_eq!(s.insert(1, '\0').unwrap_err().nul_position(), 0);
+    assert_eq!(s.insert_str(3, "xy\0z").unwrap_err().nul_position(), 2);
+    assert_eq!(s, "h\u{e9}llo");
+    s.insert(0, '>').unwrap();
+    s.insert_str(s.len(), ", world and more").unwrap(); // crosses inline -> heap
+    assert_eq!(s, ">h\u{e9}llo, world and more");
+    assert!(s.is_heap_allocated());
+    let shared = s.clone();
+    assert_eq!(s.remove(2), '\u{e9}');
+    s.retain(|c| c != 'o');
+    assert_eq!(s, ">hll, wrld and mre");
+    assert_eq!(shared, ">h\u{e9}llo, world and more", "clone-on-write");
+    let tail = s.split_off(4);
+    assert_eq!(
+        (s.as_c_str(), tail.as_c_str()),
+        (c">hll", c", wrld and mre")
+    );
+    assert_eq!(tail.repeat(2).as_c_str(), c", wrld and mre, wrld and mre");
+    // A heap string shrinking inline by `retain` keeps the inline zero invariant.
+    let mut t = LeanCString::try_from("abcdefghijklmnopqrstuvwxyz").unwrap();
+    t.retain(|c| c < 'f');
+    t.shrink_to_fit();
+    assert_eq!(t.as_bytes_with_nul(), b"abcde\0");
+    t.remove(0);
+    t.insert_str(4, "0123456789").unwrap();
+    assert_eq!(t.as_c_str(), c"bcde0123456789");
+    // Static strings are copied before mutation.
+    let mut st = LeanCString::from_static_c_str(c"static c string!").unwrap();
+    st.insert(0, '[').unwrap();
+    assert_eq!(st.as_c_str(), c"[static c string!");
+}
+
+#[test]
+#[should_panic(expected = "insert: byte index 1 is not a char boundary")]
+fn cstring_insert_inside_a_char_panics() {
+    let mut s = LeanCString::try_from("\u{e9}\u{e9}").unwrap();
+    let _ = s.insert_str(1, "x");
+}
+
+#[test]
+#[should_panic(expected = "remove: index 3 out of bounds for length 3")]
+fn cstring_remove_past_the_end_panics() {
+    LeanCString::try_from("abc").unwrap().remove(3);
+}
+
+#[test]
+#[should_panic(expected = "split_off: index 9 out of bounds for length 3")]
+fn cstring_split_off_past_the_end_panics() {
+    LeanCString::try_from("abc").unwrap().split_off(9);
+}
+
+#[test]
 #[should_panic(expected = "not a char boundary")]
 fn bad_index_panics_with_message() {
     let mut s = LeanString::from("\u{e9}");

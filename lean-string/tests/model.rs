@@ -23,8 +23,9 @@ fn config() -> ProptestConfig {
 }
 
 fn text() -> impl Strategy<Value = String> {
-    // ASCII and 2-, 3- and 4-byte chars, so boundaries land inside chars too.
-    proptest::string::string_regex("[a-z\u{e9}\u{20ac}\u{1f600}]{0,12}").unwrap()
+    // ASCII and 2-, 3- and 4-byte chars, so boundaries land inside chars too, and NUL
+    // (an ordinary char for `LeanString`, rejected by `LeanCString`).
+    proptest::string::string_regex("[a-z\u{e9}\u{20ac}\u{1f600}\x00]{0,12}").unwrap()
 }
 
 #[derive(Debug, Clone)]
@@ -42,6 +43,7 @@ enum Op {
     ShrinkToFit,
     ShrinkTo(usize),
     SplitOff(usize),
+    Repeat(usize),
     Clone,
     DropClone(usize),
     Static(usize),
@@ -53,6 +55,7 @@ fn op() -> impl Strategy<Value = Op> {
         Just('\u{e9}'),
         Just('\u{20ac}'),
         Just('\u{1f600}'),
+        Just('\0'),
         any::<char>()
     ];
     prop_oneof![
@@ -69,6 +72,7 @@ fn op() -> impl Strategy<Value = Op> {
         1 => Just(Op::ShrinkToFit),
         1 => (0usize..40).prop_map(Op::ShrinkTo),
         1 => any::<usize>().prop_map(Op::SplitOff),
+        1 => (0usize..4).prop_map(Op::Repeat),
         3 => Just(Op::Clone),
         1 => any::<usize>().prop_map(Op::DropClone),
         1 => (0usize..STATICS.len()).prop_map(Op::Static),
@@ -140,6 +144,10 @@ fn run_string<L: HeaderPolicy>(start: &str, ops: &[Op]) {
                 let i = boundary(&m, i);
                 assert_eq!(s.split_off(i), m.split_off(i));
             }
+            Op::Repeat(n) => {
+                s = s.repeat(n);
+                m = m.repeat(n);
+            }
             Op::Clone => clones.push((s.clone(), m.clone())),
             Op::DropClone(i) => {
                 if !clones.is_empty() {
@@ -176,27 +184,61 @@ fn run_cstring(start: &str, ops: &[Op]) {
                 Ok(()) => m.push(c),
                 Err(e) => assert_eq!((c, e.nul_position()), ('\0', 0)),
             },
-            Op::PushStr(t) | Op::InsertStr(_, t) => {
-                s.push_str(&t).unwrap();
-                m.push_str(&t);
-            }
-            Op::Insert(i, _) => {
-                // A string with a NUL at `i` is rejected whole.
-                let t = format!("ab{}\0cd", "x".repeat(i % 20));
+            Op::PushStr(t) => {
                 let before = s.clone();
-                assert_eq!(
-                    s.push_str(&t).unwrap_err().nul_position(),
-                    t.find('\0').unwrap()
-                );
-                assert_eq!(s, before);
+                match (s.push_str(&t), t.find('\0')) {
+                    (Ok(()), None) => m.push_str(&t),
+                    (Err(e), Some(p)) => {
+                        assert_eq!(e.nul_position(), p);
+                        assert_eq!(s, before, "a rejected push_str changed the string");
+                    }
+                    (r, p) => panic!("push_str({t:?}) gave {r:?}, NUL at {p:?}"),
+                }
             }
-            Op::Pop | Op::Remove(_) => assert_eq!(s.pop(), m.pop()),
-            Op::Truncate(i) | Op::SplitOff(i) => {
+            Op::Insert(i, c) => {
+                let i = boundary(&m, i);
+                match s.insert(i, c) {
+                    Ok(()) => m.insert(i, c),
+                    Err(e) => assert_eq!((c, e.nul_position()), ('\0', 0)),
+                }
+            }
+            Op::InsertStr(i, t) => {
+                let i = boundary(&m, i);
+                let before = s.clone();
+                match (s.insert_str(i, &t), t.find('\0')) {
+                    (Ok(()), None) => m.insert_str(i, &t),
+                    (Err(e), Some(p)) => {
+                        assert_eq!(e.nul_position(), p);
+                        assert_eq!(s, before, "a rejected insert_str changed the string");
+                    }
+                    (r, p) => panic!("insert_str({i}, {t:?}) gave {r:?}, NUL at {p:?}"),
+                }
+            }
+            Op::Pop => assert_eq!(s.pop(), m.pop()),
+            Op::Remove(i) => {
+                if !m.is_empty() {
+                    let starts: Vec<usize> = m.char_indices().map(|(i, _)| i).collect();
+                    let i = starts[i % starts.len()];
+                    assert_eq!(s.remove(i), m.remove(i));
+                }
+            }
+            Op::Truncate(i) => {
                 let i = boundary(&m, i);
                 s.truncate(i);
                 m.truncate(i);
             }
-            Op::Retain(_) | Op::Clear => {
+            Op::SplitOff(i) => {
+                let i = boundary(&m, i);
+                let tail = s.split_off(i);
+                assert_eq!(tail, m.split_off(i));
+                assert_eq!(tail.as_bytes_with_nul().last(), Some(&0));
+            }
+            Op::Retain(k) => {
+                let f = |c: char| !(c as u32).is_multiple_of(k);
+                s.retain(f);
+                m.retain(f);
+            }
+            Op::Clear => {
                 s.clear();
                 m.clear();
             }
@@ -204,7 +246,15 @@ fn run_cstring(start: &str, ops: &[Op]) {
                 s.reserve(n);
                 assert!(s.capacity() >= m.len() + n);
             }
-            Op::ShrinkToFit | Op::ShrinkTo(_) => s.shrink_to_fit(),
+            Op::ShrinkToFit => s.shrink_to_fit(),
+            Op::ShrinkTo(n) => {
+                s.shrink_to(n);
+                assert!(s.capacity() >= m.len());
+            }
+            Op::Repeat(n) => {
+                s = s.repeat(n);
+                m = m.repeat(n);
+            }
             Op::Clone => clones.push((s.clone(), m.clone())),
             Op::DropClone(i) => {
                 if !clones.is_empty() {

@@ -263,6 +263,107 @@ impl CRepr {
         Ok(())
     }
 
+    /// Writable data pointer (`make_mut` must have succeeded just before).
+    #[inline(always)]
+    fn data_mut(&mut self) -> *mut u8 {
+        debug_assert!(self.is_mutable());
+        if self.kind() == Kind::Heap {
+            self.w.w0().cast_mut()
+        } else {
+            self.w.base_mut()
+        }
+    }
+
+    /// Removes bytes `start..end`; both must be char boundaries (checked).
+    pub(crate) fn remove_range(&mut self, start: usize, end: usize) -> Result<(), ReserveError> {
+        let s = self.as_str();
+        let len = s.len();
+        assert!(start <= end && end <= len && s.is_char_boundary(start) && s.is_char_boundary(end));
+        self.make_mut(0)?;
+        let p = self.data_mut();
+        // SAFETY: writable; `end..len` and `start..` are inside the string (checked above).
+        unsafe { ptr::copy(p.wrapping_add(end), p.wrapping_add(start), len - end) };
+        // SAFETY: removing whole chars keeps valid UTF-8 without NUL; `set_len` zeroes the
+        // freed inline bytes and rewrites the terminator.
+        unsafe { self.set_len(len - (end - start)) };
+        Ok(())
+    }
+
+    /// Inserts `s` (no NUL in it, checked by the caller) at byte `idx`, a char boundary
+    /// (checked); on error nothing changes.
+    pub(crate) fn insert_str_no_nul(&mut self, idx: usize, s: &str) -> Result<(), ReserveError> {
+        debug_assert!(!s.as_bytes().contains(&0));
+        let len = self.as_bytes().len();
+        assert!(idx <= len && self.as_str().is_char_boundary(idx));
+        let n = s.len();
+        self.make_mut(n)?;
+        let p = self.data_mut();
+        // SAFETY: writable with room for `n` more bytes plus the NUL: the tail moves right
+        // inside the buffer (inline: below byte 15, the tag).
+        unsafe { ptr::copy(p.wrapping_add(idx), p.wrapping_add(idx + n), len - idx) };
+        // SAFETY: the gap `idx..idx + n` is inside the buffer and disjoint from `s`.
+        unsafe { ptr::copy_nonoverlapping(s.as_ptr(), p.wrapping_add(idx), n) };
+        // SAFETY: a `&str` without NUL inserted at a char boundary keeps the invariant.
+        unsafe { self.set_len(len + n) };
+        Ok(())
+    }
+
+    /// Keeps the chars `f` accepts. Unsharing (the only fallible step) comes first.
+    pub(crate) fn retain(&mut self, mut f: impl FnMut(char) -> bool) -> Result<(), ReserveError> {
+        // If `f` panics the guard closes the gap, so the string stays valid UTF-8 without
+        // NUL, terminated, and its unused inline bytes zero.
+        struct Guard<'a> {
+            s: &'a mut CRepr,
+            idx: usize,
+            deleted: usize,
+            len: usize,
+        }
+        impl Drop for Guard<'_> {
+            fn drop(&mut self) {
+                let p = self.s.data_mut();
+                let tail = self.len - self.idx;
+                // SAFETY: moves the unvisited chars `idx..len` down to the kept prefix.
+                unsafe {
+                    ptr::copy(
+                        p.wrapping_add(self.idx),
+                        p.wrapping_add(self.idx - self.deleted),
+                        tail,
+                    )
+                };
+                // SAFETY: kept chars followed by unvisited chars: valid UTF-8 without NUL.
+                // The length (inline: the tag byte) was not touched yet, so `set_len` sees
+                // the old length and zeroes the freed inline bytes.
+                unsafe { self.s.set_len(self.len - self.deleted) };
+            }
+        }
+        self.make_mut(0)?;
+        let len = self.as_bytes().len();
+        let mut g = Guard {
+            s: self,
+            idx: 0,
+            deleted: 0,
+            len,
+        };
+        while g.idx < len {
+            let p = g.s.data_mut();
+            // SAFETY: bytes `idx..len` are unvisited and untouched, starting at a char
+            // boundary, so they are valid UTF-8.
+            let rest = unsafe { slice::from_raw_parts(p.wrapping_add(g.idx), len - g.idx) };
+            // SAFETY: as above.
+            let rest = unsafe { core::str::from_utf8_unchecked(rest) };
+            let ch = rest.chars().next().expect("idx < len, so a char follows");
+            let n = ch.len_utf8();
+            if !f(ch) {
+                g.deleted += n;
+            } else if g.deleted > 0 {
+                // SAFETY: moves the kept char left into the gap, inside the buffer.
+                unsafe { ptr::copy(p.wrapping_add(g.idx), p.wrapping_add(g.idx - g.deleted), n) };
+            }
+            g.idx += n;
+        }
+        Ok(())
+    }
+
     /// The contents and terminator as a `CStr`.
     #[inline]
     pub(crate) fn as_c_str(&self) -> &CStr {
