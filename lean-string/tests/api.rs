@@ -224,6 +224,12 @@ fn capacity_limits_are_errors_or_clear_panics() {
     assert!(e.to_string().contains("capacity overflow"), "{e}");
     assert_eq!(s, "abc");
     assert!(LeanString::from("ab").try_repeat(usize::MAX).is_err());
+    // LeanCString: the NUL counts, so its longest string is `MAX_LEN - 1` bytes.
+    assert!(LeanCString::try_with_capacity(MAX_LEN).is_err());
+    let mut c = LeanCString::try_from("abc").unwrap();
+    assert!(c.try_reserve(MAX_LEN).is_err());
+    assert!(c.try_repeat(MAX_LEN / 2).is_err());
+    assert_eq!(c.as_c_str(), c"abc");
 }
 
 #[test]
