@@ -23,7 +23,8 @@ pub use repr::heap::{
     WIDE_SENTINEL, Wide,
 };
 pub use repr::{
-    C_INLINE_CAPACITY, HEAP_TAG, INLINE_CAPACITY, INLINE_TAG_BASE, MAX_LEN, STATIC_TAG,
+    C_INLINE_CAPACITY, HEAP_TAG, INLINE_CAPACITY, INLINE_TAG_BASE, MAX_LEN, MAX_WORD_LEN,
+    STATIC_TAG,
 };
 pub use string::{LeanString, LeanStringWith, WideLeanString};
 pub use traits::{ToLeanStr, ToLeanString};

@@ -224,3 +224,107 @@ mod loom_models {
         });
     }
 }
+
+/// On 32-bit the unit-test build keeps lengths of at least `LONG_LEN` (100 there, instead of
+/// 2^24 - 1) in the wide header, with the sentinel in word 1. Strings are driven across
+/// that threshold both ways, shared and unshared, against `String` (on 64-bit the same
+/// sequence runs with lengths in the word).
+#[cfg(not(loom))]
+#[test]
+fn long_lengths_cross_the_header_threshold() {
+    use crate::repr::LONG_LEN;
+    let header_len = cfg!(target_pointer_width = "32");
+    assert_eq!(header_len, LONG_LEN == 100);
+    let check = |s: &LeanString, c: &LeanCString, w: &WideLeanString, m: &str| {
+        assert_eq!((s.as_str(), s.len()), (m, m.len()));
+        assert_eq!((c.as_str(), c.as_c_str().to_bytes()), (m, m.as_bytes()));
+        assert_eq!(w.as_str(), m);
+        assert!(s.capacity() >= m.len() && c.capacity() >= m.len());
+        let long = header_len && m.len() >= LONG_LEN;
+        assert_eq!(s.repr().len_in_header(), long, "len {}", m.len());
+        assert_eq!(c.repr().len_in_header(), long, "len {}", m.len());
+        assert_eq!(w.repr().len_in_header(), long, "len {}", m.len());
+        if long {
+            assert!(s.uses_wide_header(), "a long string needs the length word");
+        }
+    };
+    leak_free(|| {
+        let unit = "abcdefg\u{e9}"; // 9 bytes
+        let (mut s, mut c, mut w) = (LeanString::new(), LeanCString::new(), WideLeanString::new());
+        let mut m = String::new();
+        let mut shared = Vec::new();
+        for round in 0..14 {
+            s.push_str(unit);
+            c.push_str(unit).unwrap();
+            w.push_str(unit);
+            m.push_str(unit);
+            if round % 4 == 3 {
+                shared.push((s.clone(), c.clone(), w.clone(), m.clone()));
+            }
+            check(&s, &c, &w, &m);
+        }
+        // Exactly at the threshold, one byte each way (126 = 14 * 9 bytes now).
+        for target in [100, 99, 100, 101] {
+            while m.len() > target {
+                assert_eq!(s.pop(), m.pop());
+                c.pop();
+                w.pop();
+            }
+            while m.len() < target {
+                s.push('x');
+                c.push('x').unwrap();
+                w.push('x');
+                m.push('x');
+            }
+            check(&s, &c, &w, &m);
+        }
+        s.insert_str(3, unit);
+        c.insert_str(3, unit).unwrap();
+        w.insert_str(3, unit);
+        m.insert_str(3, unit);
+        check(&s, &c, &w, &m);
+        let f = |ch: char| ch != 'a';
+        s.retain(f);
+        c.retain(f);
+        w.retain(f);
+        m.retain(f);
+        check(&s, &c, &w, &m);
+        let tails = (
+            s.split_off(50),
+            c.split_off(50),
+            w.split_off(50),
+            m.split_off(50),
+        );
+        check(&s, &c, &w, &m);
+        check(&tails.0, &tails.1, &tails.2, &tails.3);
+        let mut big = (s.repeat(3), c.repeat(3), w.repeat(3), m.repeat(3));
+        check(&big.0, &big.1, &big.2, &big.3);
+        big.0.shrink_to_fit();
+        big.1.shrink_to_fit();
+        big.2.shrink_to_fit();
+        check(&big.0, &big.1, &big.2, &big.3);
+        big.0.truncate(120);
+        big.1.truncate(120);
+        big.2.truncate(120);
+        big.3.truncate(120);
+        check(&big.0, &big.1, &big.2, &big.3);
+        big.0.shrink_to(0);
+        big.1.shrink_to(0);
+        big.2.shrink_to(0);
+        check(&big.0, &big.1, &big.2, &big.3);
+        for (s2, c2, w2, m2) in &shared {
+            check(s2, c2, w2, m2);
+        }
+        // A shared long string is copied on mutation; the original keeps its length.
+        let (mut s2, mut c2, mut w2, mut m2) = shared.pop().unwrap();
+        let keep = (s2.clone(), c2.clone(), w2.clone(), m2.clone());
+        s2.truncate(10);
+        c2.truncate(10);
+        w2.truncate(10);
+        m2.truncate(10);
+        check(&s2, &c2, &w2, &m2);
+        check(&keep.0, &keep.1, &keep.2, &keep.3);
+        let lean_str = LeanStr::from(keep.0.as_str());
+        assert_eq!(lean_str, keep.3);
+    });
+}

@@ -8,7 +8,7 @@ use core::slice;
 
 use super::heap;
 use super::string::Kind;
-use super::{C_INLINE_CAPACITY, HEAP_TAG, LEN_BITS, LEN_MASK, MAX_LEN, STATIC_TAG, Words};
+use super::{C_INLINE_CAPACITY, HEAP_TAG, LEN_BITS, MAX_LEN, MAX_WORD_LEN, STATIC_TAG, Words};
 use super::{Raw, inline_cstring};
 use crate::error::ReserveError;
 
@@ -34,7 +34,7 @@ impl CRepr {
     pub(crate) const fn from_static_with_nul(bytes_with_nul: &'static [u8]) -> Self {
         let len = bytes_with_nul.len() - 1;
         assert!(
-            len <= MAX_LEN,
+            len <= MAX_WORD_LEN,
             "string too long for LeanCString on this target"
         );
         Self {
@@ -92,9 +92,9 @@ impl CRepr {
         unsafe { ptr::copy_nonoverlapping(bytes.as_ptr(), dst, bytes.len()) };
         // SAFETY: as above; `bytes.len() < capacity`.
         unsafe { dst.wrapping_add(bytes.len()).write(0) };
-        Ok(Self {
-            w: Words::pointer(data.as_ptr(), bytes.len(), HEAP_TAG),
-        })
+        // SAFETY: a fresh unique buffer of capacity >= len.
+        let w = unsafe { Words::heap(data.as_ptr(), bytes.len()) };
+        Ok(Self { w })
     }
 
     #[inline(always)]
@@ -119,11 +119,7 @@ impl CRepr {
         let is_ptr = last >= HEAP_TAG;
         let inline_len = C_INLINE_CAPACITY.wrapping_sub(last as usize);
         let ptr = if is_ptr { self.w.w0 } else { self.w.base() };
-        let len = if is_ptr {
-            self.w.w1() & LEN_MASK
-        } else {
-            inline_len
-        };
+        let len = if is_ptr { self.w.ptr_len() } else { inline_len };
         // SAFETY: inline: bytes `len..16` are zero (invariant), so `len + 1 <= 16` bytes of
         // `self`; heap: the buffer keeps a NUL at `len`; static: the `CStr`'s NUL.
         unsafe { slice::from_raw_parts(ptr, len + 1) }
@@ -215,7 +211,8 @@ impl CRepr {
                 .min(MAX_LEN);
             // SAFETY: unique; the NUL at `len` stays below `total`.
             let data = unsafe { heap::resize(self.heap_ptr(), len + 1, total, false) }?;
-            self.w = Words::pointer(data.as_ptr(), len, HEAP_TAG);
+            // SAFETY: the resized buffer is ours alone, capacity >= len.
+            self.w = unsafe { Words::heap(data.as_ptr(), len) };
             return Ok(());
         }
         let new = if needed <= C_INLINE_CAPACITY {
@@ -383,7 +380,8 @@ impl CRepr {
             let nul = self.w.w0().cast_mut().wrapping_add(new_len);
             // SAFETY: `new_len < capacity + 1`, inside the buffer.
             unsafe { nul.write(0) };
-            self.w = Words::pointer(self.w.w0(), new_len, HEAP_TAG);
+            // SAFETY: writable (unique) heap buffer, `new_len <= capacity` (caller).
+            self.w = unsafe { Words::heap(self.w.w0().cast_mut(), new_len) };
         } else {
             let base = self.w.base_mut();
             if new_len < old_len {
@@ -416,7 +414,8 @@ impl CRepr {
         }
         // SAFETY: unique; `len + 1 <= target + 1`.
         let data = unsafe { heap::resize(self.heap_ptr(), len + 1, target + 1, false) }?;
-        self.w = Words::pointer(data.as_ptr(), len, HEAP_TAG);
+        // SAFETY: the resized buffer is ours alone, capacity >= len.
+        self.w = unsafe { Words::heap(data.as_ptr(), len) };
         Ok(())
     }
 }
@@ -427,6 +426,11 @@ impl CRepr {
         assert_eq!(self.kind(), Kind::Heap);
         // SAFETY: a live heap buffer.
         unsafe { heap::refcount(self.heap_ptr()) }
+    }
+
+    /// `true` if word 1 holds the sentinel and the length lives in the header (32-bit).
+    pub(crate) fn len_in_header(&self) -> bool {
+        self.kind() == Kind::Heap && self.w.w1() & super::LEN_MASK == super::LEN_MASK
     }
 }
 

@@ -6,6 +6,8 @@
 //! compact (capacity < u32::MAX):       [AtomicU32 refcount][u32 capacity][data ...]
 //! wide    (capacity >= u32::MAX, or forced):
 //!                        [usize capacity][AtomicU32 refcount][u32::MAX  ][data ...]
+//! wide on 32-bit (also every capacity >= LONG_LEN = 2^24 - 1):
+//!            [usize len][usize capacity][AtomicU32 refcount][u32::MAX  ][data ...]
 //! exact   (LeanStr, capacity == len):               [AtomicU32 refcount][data ...]
 //! ```
 //!
@@ -16,7 +18,7 @@ use alloc::alloc::{Layout, alloc, dealloc, realloc};
 use core::mem::{align_of, size_of};
 use core::ptr::{self, NonNull};
 
-use super::MAX_LEN;
+use super::{HEADER_LEN, LONG_LEN, MAX_LEN, MAX_WORD_LEN};
 use crate::error::ReserveError;
 use crate::sync::{AtomicU32, Ordering, fence};
 
@@ -32,8 +34,15 @@ const _: () = assert!(size_of::<Header>() == 8 && align_of::<Header>() == 4);
 
 /// Bytes of the compact header: `[AtomicU32 refcount][u32 capacity]`.
 pub const COMPACT_HEADER_SIZE: usize = size_of::<Header>();
-/// Bytes of the wide header: `[usize capacity]` in front of the compact header.
-pub const WIDE_HEADER_SIZE: usize = size_of::<usize>() + COMPACT_HEADER_SIZE;
+/// Bytes of the wide header: `[usize capacity]` in front of the compact header, and on
+/// 32-bit a `usize` length in front of that (16 bytes on both).
+pub const WIDE_HEADER_SIZE: usize = if HEADER_LEN {
+    2 * size_of::<usize>() + COMPACT_HEADER_SIZE
+} else {
+    size_of::<usize>() + COMPACT_HEADER_SIZE
+};
+/// The wide capacity word sits this far before the data.
+const WIDE_CAPACITY_OFFSET: usize = size_of::<usize>() + COMPACT_HEADER_SIZE;
 /// Bytes of the `LeanStr` header: only the refcount.
 pub const EXACT_HEADER_SIZE: usize = size_of::<AtomicU32>();
 /// The compact capacity field holds this when the real capacity is in the wide word.
@@ -45,7 +54,8 @@ pub const MAX_REFCOUNT: u32 = i32::MAX as u32;
 #[cfg(not(loom))]
 const _: () = {
     assert!(COMPACT_HEADER_SIZE == 8);
-    assert!(WIDE_HEADER_SIZE == 8 + size_of::<usize>());
+    assert!(WIDE_HEADER_SIZE == 16);
+    assert!(WIDE_HEADER_SIZE.is_multiple_of(size_of::<usize>()));
     assert!(EXACT_HEADER_SIZE == 4);
     assert!(MAX_REFCOUNT < u32::MAX / 2 + 1);
 };
@@ -90,7 +100,7 @@ mod sealed {
 
 #[inline]
 fn needs_wide(capacity: usize, force_wide: bool) -> bool {
-    force_wide || capacity >= WIDE_SENTINEL as usize
+    force_wide || capacity >= WIDE_SENTINEL as usize || (HEADER_LEN && capacity >= LONG_LEN)
 }
 
 #[inline]
@@ -143,10 +153,17 @@ pub(crate) fn allocate(capacity: usize, force_wide: bool) -> Result<NonNull<u8>,
 /// `base` must point at an allocation of `layout(capacity, wide)`, aligned to `ALIGN`.
 unsafe fn init(base: *mut u8, capacity: usize, wide: bool) -> NonNull<u8> {
     let hdr = if wide {
-        // SAFETY: the wide layout starts with an aligned `usize` (ALIGN >= align_of usize).
-        unsafe { base.cast::<usize>().write(capacity) };
+        if HEADER_LEN {
+            // SAFETY: the 32-bit wide layout starts with the aligned length word; 0 until
+            // `set_long_len` (read only once a string stores the sentinel).
+            unsafe { base.cast::<usize>().write(0) };
+        }
+        let cap = base.wrapping_add(WIDE_HEADER_SIZE - WIDE_CAPACITY_OFFSET);
+        // SAFETY: the capacity word is inside the wide header, usize-aligned (the header
+        // size is a multiple of the word and ALIGN >= align_of usize).
+        unsafe { cap.cast::<usize>().write(capacity) };
         // The common header follows the wide capacity word.
-        base.wrapping_add(size_of::<usize>())
+        cap.wrapping_add(size_of::<usize>())
     } else {
         base
     };
@@ -183,13 +200,38 @@ pub(crate) unsafe fn capacity(data: NonNull<u8>) -> usize {
 #[cold]
 #[inline(never)]
 unsafe fn wide_capacity(data: NonNull<u8>) -> usize {
-    // SAFETY: a wide buffer starts with its `usize` capacity, `WIDE_HEADER_SIZE` before the
-    // data, aligned to ALIGN.
+    // SAFETY: a wide buffer holds its `usize` capacity `WIDE_CAPACITY_OFFSET` before the
+    // data, usize-aligned.
     unsafe {
         data.as_ptr()
-            .wrapping_sub(WIDE_HEADER_SIZE)
+            .wrapping_sub(WIDE_CAPACITY_OFFSET)
             .cast::<usize>()
             .read()
+    }
+}
+
+/// The length stored in a 32-bit wide header (see `Words::heap`).
+///
+/// # Safety
+/// `data` must be the data pointer of a live wide buffer on a target with `HEADER_LEN`.
+#[inline(always)]
+pub(crate) const unsafe fn long_len(data: *const u8) -> usize {
+    // SAFETY: caller's contract: the length word starts the wide header, usize-aligned.
+    unsafe { data.wrapping_sub(WIDE_HEADER_SIZE).cast::<usize>().read() }
+}
+
+/// Stores a string's length in its 32-bit wide header.
+///
+/// # Safety
+/// `data` must be the data pointer of a live wide buffer, on a target with `HEADER_LEN`,
+/// that the caller owns uniquely.
+#[inline]
+pub(crate) unsafe fn set_long_len(data: *mut u8, len: usize) {
+    // SAFETY: caller's contract, as in `long_len`; no one else reads it now.
+    unsafe {
+        data.wrapping_sub(WIDE_HEADER_SIZE)
+            .cast::<usize>()
+            .write(len)
     }
 }
 
@@ -321,8 +363,13 @@ pub(crate) unsafe fn resize(
     }
     // The header moved with the data; only the capacity fields change (refcount stays 1).
     if new_wide {
-        // SAFETY: `new_base` starts with the wide `usize` capacity.
-        unsafe { new_base.cast::<usize>().write(new_capacity) };
+        // SAFETY: the wide capacity word, inside the header, usize-aligned (as in `init`).
+        unsafe {
+            new_base
+                .wrapping_add(WIDE_HEADER_SIZE - WIDE_CAPACITY_OFFSET)
+                .cast::<usize>()
+                .write(new_capacity)
+        };
         // SAFETY: the data is `WIDE_HEADER_SIZE` in.
         Ok(unsafe { NonNull::new_unchecked(new_base.wrapping_add(WIDE_HEADER_SIZE)) })
     } else {
@@ -353,7 +400,7 @@ fn crossing_resize(
 
 #[inline]
 fn exact_layout(len: usize) -> Result<Layout, ReserveError> {
-    if len > MAX_LEN {
+    if len > MAX_WORD_LEN {
         return Err(ReserveError::capacity_overflow());
     }
     let size = len

@@ -7,7 +7,7 @@ use core::slice;
 use super::heap::{self, HeaderPolicy};
 use super::string::Kind;
 use super::{
-    HEAP_TAG, INLINE_CAPACITY, INLINE_TAG_BASE, LEN_MASK, MAX_LEN, Raw, STATIC_TAG, Words,
+    HEAP_TAG, INLINE_CAPACITY, INLINE_TAG_BASE, LEN_MASK, MAX_WORD_LEN, Raw, STATIC_TAG, Words,
 };
 use super::{Repr, inline_string};
 use crate::error::ReserveError;
@@ -32,7 +32,7 @@ impl StrRepr {
 
     pub(crate) const fn from_static(s: &'static str) -> Self {
         assert!(
-            s.len() <= MAX_LEN,
+            s.len() <= MAX_WORD_LEN,
             "string too long for LeanStr on this target"
         );
         Self {

@@ -25,9 +25,30 @@ pub const INLINE_CAPACITY: usize = 2 * WORD;
 pub const C_INLINE_CAPACITY: usize = INLINE_CAPACITY - 1;
 /// Bits of word 1 that hold a heap or static string's length.
 const LEN_BITS: u32 = (WORD * 8 - 8) as u32;
-/// The longest string (and the largest capacity): 2^56 - 1 on 64-bit, 2^24 - 1 on 32-bit.
-pub const MAX_LEN: usize = (1usize << LEN_BITS) - 1;
-const LEN_MASK: usize = MAX_LEN;
+/// The largest length word 1 can hold: 2^56 - 1 on 64-bit, 2^24 - 1 on 32-bit. It caps
+/// static strings and `LeanStr` (whose headers have no room for a length).
+pub const MAX_WORD_LEN: usize = (1usize << LEN_BITS) - 1;
+const LEN_MASK: usize = MAX_WORD_LEN;
+/// On 32-bit the 24-bit length field is too short, so a heap string of at least
+/// [`LONG_LEN`] bytes keeps its length in its (wide) header and word 1 holds `LEN_MASK`.
+const HEADER_LEN: bool = WORD == 4;
+/// The shortest length kept in the header (32-bit). Tests lower it so that Miri can reach it.
+#[cfg(not(test))]
+pub(crate) const LONG_LEN: usize = LEN_MASK;
+#[cfg(test)]
+pub(crate) const LONG_LEN: usize = if HEADER_LEN { 100 } else { LEN_MASK };
+/// The longest `LeanString` (and the largest capacity): 2^56 - 1 on 64-bit; on 32-bit
+/// `isize::MAX` less the 16-byte wide header (2^31 - 17), the allocator's own limit.
+pub const MAX_LEN: usize = if HEADER_LEN {
+    isize::MAX as usize - heap::WIDE_HEADER_SIZE
+} else {
+    MAX_WORD_LEN
+};
+
+const _: () = {
+    assert!(LONG_LEN <= LEN_MASK);
+    assert!(HEADER_LEN || MAX_LEN == MAX_WORD_LEN);
+};
 
 /// `LeanString`/`LeanStr`: last byte `0xC0 + len` marks an inline string shorter than
 /// [`INLINE_CAPACITY`]; any byte below `0xC0` is the final byte of a full inline string.
@@ -168,10 +189,41 @@ impl Words {
         ptr::from_mut(self).cast::<u8>()
     }
 
+    /// A heap string's words. On 32-bit a length of at least [`LONG_LEN`] goes into the
+    /// buffer's header and word 1 holds the sentinel `LEN_MASK`.
+    ///
+    /// # Safety
+    /// `data` is the data pointer of a live [`heap::allocate`] buffer of capacity `>= len`
+    /// that the caller owns uniquely (the header may be written).
+    #[inline(always)]
+    unsafe fn heap(data: *mut u8, len: usize) -> Self {
+        if HEADER_LEN && len >= LONG_LEN {
+            // SAFETY: capacity >= len >= LONG_LEN, so the buffer is wide (`heap::needs_wide`)
+            // and has the length word; it is ours alone.
+            unsafe { heap::set_long_len(data, len) };
+            Self::pointer(data, LEN_MASK, HEAP_TAG)
+        } else {
+            Self::pointer(data, len, HEAP_TAG)
+        }
+    }
+
+    /// The length of a heap or static string (the tag is `HEAP_TAG` or `STATIC_TAG`).
+    #[inline(always)]
+    const fn ptr_len(&self) -> usize {
+        let len = self.w1() & LEN_MASK;
+        if HEADER_LEN && len == LEN_MASK && self.last() == HEAP_TAG {
+            // SAFETY: only `Words::heap` stores the sentinel in a heap string, after writing
+            // the length word of its wide buffer, which lives as long as this reference.
+            unsafe { heap::long_len(self.w0) }
+        } else {
+            len
+        }
+    }
+
     /// A heap or static string: word 0 a pointer, word 1 `len | tag << LEN_BITS`.
     #[inline(always)]
     const fn pointer(ptr: *const u8, len: usize, tag: u8) -> Self {
-        debug_assert!(len <= MAX_LEN);
+        debug_assert!(len <= LEN_MASK);
         // SAFETY: the tag is HEAP_TAG or STATIC_TAG (callers), both valid last bytes.
         unsafe { Self::from_parts(ptr, (len & LEN_MASK) | ((tag as usize) << LEN_BITS)) }
     }

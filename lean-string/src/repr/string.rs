@@ -7,8 +7,8 @@ use core::slice;
 
 use super::heap::{self, HeaderPolicy};
 use super::{
-    HEAP_TAG, INLINE_CAPACITY, INLINE_TAG_BASE, LEN_BITS, LEN_MASK, MAX_LEN, Raw, STATIC_TAG,
-    Words, inline_string,
+    HEAP_TAG, INLINE_CAPACITY, INLINE_TAG_BASE, LEN_BITS, LEN_MASK, MAX_LEN, MAX_WORD_LEN, Raw,
+    STATIC_TAG, Words, inline_string,
 };
 use crate::error::ReserveError;
 
@@ -63,12 +63,12 @@ impl<L: HeaderPolicy> Repr<L> {
         )
     }
 
-    /// O(1), no allocation. Panics (at compile time in a const) above [`MAX_LEN`], which
+    /// O(1), no allocation. Panics (at compile time in a const) above [`MAX_WORD_LEN`], which
     /// only a 32-bit target can reach.
     #[inline(always)]
     pub(crate) const fn from_static(s: &'static str) -> Self {
         assert!(
-            s.len() <= MAX_LEN,
+            s.len() <= MAX_WORD_LEN,
             "string too long for LeanString on this target"
         );
         Self::wrap(Words::static_str(s.as_bytes()))
@@ -95,11 +95,9 @@ impl<L: HeaderPolicy> Repr<L> {
         let data = heap::allocate(capacity, L::FORCE_WIDE)?;
         // SAFETY: the fresh buffer holds `capacity >= bytes.len()` bytes.
         unsafe { ptr::copy_nonoverlapping(bytes.as_ptr(), data.as_ptr(), bytes.len()) };
-        Ok(Self::wrap(Words::pointer(
-            data.as_ptr(),
-            bytes.len(),
-            HEAP_TAG,
-        )))
+        // SAFETY: a fresh unique buffer of capacity >= len.
+        let w = unsafe { Words::heap(data.as_ptr(), bytes.len()) };
+        Ok(Self::wrap(w))
     }
 
     pub(crate) fn with_capacity(capacity: usize) -> Result<Self, ReserveError> {
@@ -138,11 +136,7 @@ impl<L: HeaderPolicy> Repr<L> {
             inline_len = INLINE_CAPACITY;
         }
         let ptr = if is_ptr { self.w.w0 } else { self.w.base() };
-        let len = if is_ptr {
-            self.w.w1() & LEN_MASK
-        } else {
-            inline_len
-        };
+        let len = if is_ptr { self.w.ptr_len() } else { inline_len };
         // SAFETY: inline bytes live in `self`; heap and static bytes at word 0 for `len`
         // bytes, alive as long as `self` (heap: we hold a reference; static: forever).
         unsafe { slice::from_raw_parts(ptr, len) }
@@ -287,7 +281,8 @@ impl<L: HeaderPolicy> Repr<L> {
             let new_cap = needed.max(cap.saturating_mul(2)).min(MAX_LEN);
             // SAFETY: we own the only reference, `len <= needed <= new_cap`.
             let data = unsafe { heap::resize(self.heap_ptr(), len, new_cap, L::FORCE_WIDE) }?;
-            self.w = Words::pointer(data.as_ptr(), len, HEAP_TAG);
+            // SAFETY: the resized buffer is ours alone, capacity >= len.
+            self.w = unsafe { Words::heap(data.as_ptr(), len) };
             return Ok(());
         }
         let new = if needed <= INLINE_CAPACITY {
@@ -338,7 +333,8 @@ impl<L: HeaderPolicy> Repr<L> {
     #[inline(always)]
     unsafe fn set_len(&mut self, new_len: usize) {
         if self.kind() == Kind::Heap {
-            self.w = Words::pointer(self.w.w0(), new_len, HEAP_TAG);
+            // SAFETY: writable (unique) heap buffer, `new_len <= capacity` (caller).
+            self.w = unsafe { Words::heap(self.w.w0().cast_mut(), new_len) };
         } else if new_len < INLINE_CAPACITY {
             // A full inline string's last byte is already its own data.
             let last = self.w.base_mut().wrapping_add(INLINE_CAPACITY - 1);
@@ -468,7 +464,8 @@ impl<L: HeaderPolicy> Repr<L> {
         }
         // SAFETY: unique, `len <= target`.
         let data = unsafe { heap::resize(self.heap_ptr(), len, target, L::FORCE_WIDE) }?;
-        self.w = Words::pointer(data.as_ptr(), len, HEAP_TAG);
+        // SAFETY: the resized buffer is ours alone, capacity >= len.
+        self.w = unsafe { Words::heap(data.as_ptr(), len) };
         Ok(())
     }
 
@@ -483,6 +480,12 @@ impl<L: HeaderPolicy> Repr<L> {
         assert_eq!(self.kind(), Kind::Heap);
         // SAFETY: a live heap buffer.
         unsafe { heap::refcount(self.heap_ptr()) }
+    }
+
+    /// `true` if word 1 holds the sentinel and the length lives in the header (32-bit).
+    #[cfg(test)]
+    pub(crate) fn len_in_header(&self) -> bool {
+        self.kind() == Kind::Heap && self.w.w1() & LEN_MASK == LEN_MASK
     }
 }
 
