@@ -429,6 +429,7 @@ impl CRepr {
     }
 
     /// `true` if word 1 holds the sentinel and the length lives in the header (32-bit).
+    #[cfg(not(loom))]
     pub(crate) fn len_in_header(&self) -> bool {
         self.kind() == Kind::Heap && self.w.w1() & super::LEN_MASK == super::LEN_MASK
     }

@@ -483,7 +483,7 @@ impl<L: HeaderPolicy> Repr<L> {
     }
 
     /// `true` if word 1 holds the sentinel and the length lives in the header (32-bit).
-    #[cfg(test)]
+    #[cfg(all(test, not(loom)))]
     pub(crate) fn len_in_header(&self) -> bool {
         self.kind() == Kind::Heap && self.w.w1() & LEN_MASK == LEN_MASK
     }
