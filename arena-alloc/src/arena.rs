@@ -581,14 +581,61 @@ fn round_to_os_page(n: usize) -> Option<usize> {
 }
 
 /// Freed huge mappings kept for reuse (segment-aligned ones only), so a program that
-/// repeatedly allocates and frees large blocks does not pay four syscalls each time.
+/// repeatedly allocates and frees large blocks does not pay the mapping syscalls each time.
 const HUGE_CACHE_SLOTS: usize = 64;
-/// Most bytes the huge cache may hold in all (they stay resident).
+/// Most bytes of address space the huge cache may hold in all.
 pub const HUGE_CACHE_BYTES: usize = 32 << 20;
+/// Resident bytes the huge cache may always keep as they are. Beyond this, and beyond
+/// `1 / HUGE_CACHE_RESIDENT_SHARE` of the bytes in live huge blocks, a freed mapping is
+/// decommitted (`MADV_DONTNEED`: still mapped, no longer resident, reads as zeros) before
+/// it is cached, so idle cached memory cannot grow the peak RSS of a program by more than
+/// that; a decommitted mapping can then also serve zeroed requests.
+pub const HUGE_CACHE_RESIDENT_MIN: usize = 2 << 20;
+/// See [`HUGE_CACHE_RESIDENT_MIN`].
+pub const HUGE_CACHE_RESIDENT_SHARE: usize = 8;
+
+/// Bytes mapped for live huge blocks (all arenas), for the huge cache's resident budget.
+static LIVE_HUGE_BYTES: AtomicUsize = AtomicUsize::new(0);
+
+/// One cached mapping: `len` bytes at `seg`; `resident`: still holds its old pages (not
+/// decommitted, so not zero).
+#[derive(Clone, Copy)]
+struct CachedMapping {
+    seg: *mut SegmentHeader,
+    len: usize,
+    resident: bool,
+}
+
+const NO_MAPPING: CachedMapping = CachedMapping {
+    seg: ptr::null_mut(),
+    len: 0,
+    resident: false,
+};
 
 struct HugeCache {
-    slots: [(*mut SegmentHeader, usize); HUGE_CACHE_SLOTS],
+    slots: [CachedMapping; HUGE_CACHE_SLOTS],
+    /// Bytes of all cached mappings.
     bytes: usize,
+    /// Bytes of the resident ones.
+    resident: usize,
+}
+
+impl HugeCache {
+    /// Caches `m` if a slot and the byte limit allow.
+    fn insert(&mut self, m: CachedMapping) -> bool {
+        if self.bytes + m.len > HUGE_CACHE_BYTES {
+            return false;
+        }
+        let Some(slot) = self.slots.iter_mut().find(|s| s.seg.is_null()) else {
+            return false;
+        };
+        *slot = m;
+        self.bytes += m.len;
+        if m.resident {
+            self.resident += m.len;
+        }
+        true
+    }
 }
 
 struct HugeCacheCell {
@@ -602,49 +649,83 @@ unsafe impl Sync for HugeCacheCell {}
 static HUGE_CACHE: HugeCacheCell = HugeCacheCell {
     lock: RawLock::new(AtomicU32::new(0)),
     cache: UnsafeCell::new(HugeCache {
-        slots: [(ptr::null_mut(), 0); HUGE_CACHE_SLOTS],
+        slots: [NO_MAPPING; HUGE_CACHE_SLOTS],
         bytes: 0,
+        resident: 0,
     }),
 };
 
-/// Takes a cached mapping of `len..=2 * len` bytes, or null.
-fn huge_cache_take(len: usize) -> (*mut SegmentHeader, usize) {
+/// Takes a cached mapping of `len..=2 * len` bytes (null `seg` if none): for `zeroed` a
+/// decommitted one (it reads as zeros), otherwise preferably a resident one (no page
+/// faults).
+fn huge_cache_take(len: usize, zeroed: bool) -> CachedMapping {
     HUGE_CACHE.lock.lock();
-    // SAFETY: the lock is held.
+    // SAFETY: the lock is held; the reference ends before the unlock.
     let c = unsafe { &mut *HUGE_CACHE.cache.get() };
-    let mut found = (ptr::null_mut(), 0);
-    for slot in c.slots.iter_mut() {
-        if !slot.0.is_null() && slot.1 >= len && slot.1 / 2 <= len {
-            found = *slot;
-            *slot = (ptr::null_mut(), 0);
-            c.bytes -= found.1;
+    let mut pick = None;
+    for (i, slot) in c.slots.iter().enumerate() {
+        if slot.seg.is_null() || slot.len < len || slot.len / 2 > len {
+            continue;
+        }
+        if slot.resident != zeroed {
+            pick = Some(i);
             break;
         }
+        if !zeroed && pick.is_none() {
+            pick = Some(i);
+        }
+    }
+    let found = match pick {
+        Some(i) => core::mem::replace(&mut c.slots[i], NO_MAPPING),
+        None => NO_MAPPING,
+    };
+    c.bytes -= found.len;
+    if found.resident {
+        c.resident -= found.len;
     }
     HUGE_CACHE.lock.unlock();
     found
 }
 
-/// Keeps a freed mapping for reuse; `false` if the cache is full (the caller unmaps).
-fn huge_cache_put(seg: *mut SegmentHeader, len: usize) -> bool {
+/// Keeps a freed mapping for reuse, resident if the budget allows, else decommitted;
+/// `false` if the cache is full (the caller unmaps).
+///
+/// # Safety
+/// `[seg, seg + len)` is a mapping of this crate that nobody uses any more.
+unsafe fn huge_cache_put(seg: *mut SegmentHeader, len: usize) -> bool {
+    let budget = HUGE_CACHE_RESIDENT_MIN
+        .max(LIVE_HUGE_BYTES.load(Ordering::Relaxed) / HUGE_CACHE_RESIDENT_SHARE);
     HUGE_CACHE.lock.lock();
-    // SAFETY: the lock is held.
+    // SAFETY: the lock is held; the reference ends before the unlock.
     let c = unsafe { &mut *HUGE_CACHE.cache.get() };
-    let mut kept = false;
-    if c.bytes + len <= HUGE_CACHE_BYTES
-        && let Some(slot) = c.slots.iter_mut().find(|s| s.0.is_null())
-    {
-        *slot = (seg, len);
-        c.bytes += len;
-        kept = true;
+    let kept = c.resident + len <= budget
+        && c.insert(CachedMapping {
+            seg,
+            len,
+            resident: true,
+        });
+    HUGE_CACHE.lock.unlock();
+    if kept {
+        return true;
     }
+    // Over the resident budget (or full): decommit outside the lock, then try again.
+    // SAFETY: forwarded from the caller.
+    unsafe { sys::decommit(seg.cast(), len) };
+    HUGE_CACHE.lock.lock();
+    // SAFETY: as above.
+    let c = unsafe { &mut *HUGE_CACHE.cache.get() };
+    let kept = c.insert(CachedMapping {
+        seg,
+        len,
+        resident: false,
+    });
     HUGE_CACHE.lock.unlock();
     kept
 }
 
 /// Maps a block of `size` bytes aligned to `align`, owned (for statistics) by arena `idx`.
-/// `zeroed`: the block must read as zeros (a fresh mapping does, a reused one does not,
-/// so zeroed requests skip the cache).
+/// `zeroed`: the block must read as zeros (a fresh or decommitted mapping does, a resident
+/// cached one does not).
 pub(crate) fn alloc_huge(idx: usize, size: usize, align: usize, zeroed: bool) -> *mut u8 {
     if !is_ready() {
         ensure_ready();
@@ -660,11 +741,11 @@ pub(crate) fn alloc_huge(idx: usize, size: usize, align: usize, zeroed: bool) ->
         return ptr::null_mut();
     }
     let mut h = ptr::null_mut();
-    if !zeroed && map_align == SEGMENT_SIZE {
-        let (seg, cached_len) = huge_cache_take(len);
-        if !seg.is_null() {
-            h = seg.cast::<u8>();
-            len = cached_len;
+    if map_align == SEGMENT_SIZE {
+        let m = huge_cache_take(len, zeroed);
+        if !m.seg.is_null() {
+            h = m.seg.cast::<u8>();
+            len = m.len;
         }
     }
     if h.is_null() {
@@ -688,6 +769,7 @@ pub(crate) fn alloc_huge(idx: usize, size: usize, align: usize, zeroed: bool) ->
     s.huge_allocs.fetch_add(1, Ordering::Relaxed);
     s.huge_bytes
         .fetch_add(len - block_offset, Ordering::Relaxed);
+    LIVE_HUGE_BYTES.fetch_add(len, Ordering::Relaxed);
     h.wrapping_add(block_offset)
 }
 
@@ -703,8 +785,10 @@ unsafe fn free_huge(seg: *mut SegmentHeader, current: usize) {
         s.huge_remote_frees.fetch_add(1, Ordering::Relaxed);
     }
     s.huge_bytes.fetch_sub(len - off, Ordering::Relaxed);
+    LIVE_HUGE_BYTES.fetch_sub(len, Ordering::Relaxed);
     // Segment-aligned mappings (alignment below a segment) can serve any later request.
-    if off < SEGMENT_SIZE && huge_cache_put(seg, len) {
+    // SAFETY: the mapping belongs to this block alone, which the caller gives up.
+    if off < SEGMENT_SIZE && unsafe { huge_cache_put(seg, len) } {
         return;
     }
     // SAFETY: the mapping belongs to this block alone, which the caller gives up.
@@ -734,6 +818,7 @@ unsafe fn realloc_huge(p: *mut u8, new_size: usize, align: usize) -> *mut u8 {
         // SAFETY: the header stays mapped; only the block's owner writes it.
         unsafe { (*seg).map_len = new_len };
         s.huge_bytes.fetch_sub(old_len - new_len, Ordering::Relaxed);
+        LIVE_HUGE_BYTES.fetch_sub(old_len - new_len, Ordering::Relaxed);
         return p;
     }
     // SAFETY: `[seg, seg + old_len)` is this block's whole mapping.
@@ -752,6 +837,7 @@ unsafe fn realloc_huge(p: *mut u8, new_size: usize, align: usize) -> *mut u8 {
     // SAFETY: the header moved with the mapping and is owned by this block.
     unsafe { (*new_seg).map_len = new_len };
     s.huge_bytes.fetch_add(new_len - old_len, Ordering::Relaxed);
+    LIVE_HUGE_BYTES.fetch_add(new_len - old_len, Ordering::Relaxed);
     new_seg.cast::<u8>().wrapping_add(off)
 }
 

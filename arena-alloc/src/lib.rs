@@ -13,8 +13,9 @@ mod sys;
 use core::alloc::{GlobalAlloc, Layout};
 
 pub use arena::{
-    ArenaStats, CACHE_BLOCKS, CACHED_CLASSES, HUGE_CACHE_BYTES, MAX_HEAP_COUNT, REMOTE_BATCH,
-    arena_stats, flush_thread_cache, total_stats,
+    ArenaStats, CACHE_BLOCKS, CACHED_CLASSES, HUGE_CACHE_BYTES, HUGE_CACHE_RESIDENT_MIN,
+    HUGE_CACHE_RESIDENT_SHARE, MAX_HEAP_COUNT, REMOTE_BATCH, arena_stats, flush_thread_cache,
+    total_stats,
 };
 pub use class::{
     CLASS_SIZES, MIN_BLOCK, NUM_CLASSES, SMALL_MAX, class_for, class_of, class_size,
