@@ -7,7 +7,7 @@ use crate::page::{
     self, HUGE_HEADER, KIND_HUGE, KIND_SMALL, MAGIC, PAGE_AVAILABLE, PAGE_FREE, PAGE_FULL,
     PAGES_PER_SEGMENT, Page, SEGMENT_SIZE, SegmentHeader,
 };
-use crate::sync::global::{AtomicU8, AtomicU32, AtomicU64, AtomicUsize, Ordering, UnsafeCell};
+use crate::sync::global::{AtomicU8, AtomicU32, Ordering, UnsafeCell};
 use crate::sys;
 use core::ptr;
 
@@ -32,13 +32,14 @@ struct ArenaState {
     segments: *mut SegmentHeader,
 }
 
-/// Huge-block counters, updated atomically without the lock (mapping is not locked).
-#[derive(Debug)]
+/// Huge-block counters of one arena, kept under the huge cache's lock (which a cache hit
+/// takes anyway, so counting costs no extra atomic operation there).
+#[derive(Clone, Copy, Debug)]
 struct HugeCounters {
-    huge_allocs: AtomicU64,
-    huge_frees: AtomicU64,
-    huge_remote_frees: AtomicU64,
-    huge_bytes: AtomicUsize,
+    allocs: u64,
+    frees: u64,
+    remote_frees: u64,
+    bytes: usize,
 }
 
 /// One arena, on its own cache lines.
@@ -46,11 +47,9 @@ struct HugeCounters {
 pub(crate) struct Arena {
     lock: RawLock<AtomicU32>,
     state: UnsafeCell<ArenaState>,
-    stats: HugeCounters,
 }
 
-// SAFETY: `state` (raw page pointers) is only accessed while `lock` is held; the rest is
-// atomics.
+// SAFETY: `state` (raw page pointers) is only accessed while `lock` is held.
 unsafe impl Sync for Arena {}
 
 const _: () = assert!(core::mem::align_of::<Arena>() == 128);
@@ -70,12 +69,6 @@ impl Arena {
                 contended: 0,
                 segments: ptr::null_mut(),
             }),
-            stats: HugeCounters {
-                huge_allocs: AtomicU64::new(0),
-                huge_frees: AtomicU64::new(0),
-                huge_remote_frees: AtomicU64::new(0),
-                huge_bytes: AtomicUsize::new(0),
-            },
         }
     }
 
@@ -581,14 +574,62 @@ fn round_to_os_page(n: usize) -> Option<usize> {
 }
 
 /// Freed huge mappings kept for reuse (segment-aligned ones only), so a program that
-/// repeatedly allocates and frees large blocks does not pay four syscalls each time.
+/// repeatedly allocates and frees large blocks does not pay the mapping syscalls each time.
 const HUGE_CACHE_SLOTS: usize = 64;
-/// Most bytes the huge cache may hold in all (they stay resident).
+/// Most bytes of address space the huge cache may hold in all.
 pub const HUGE_CACHE_BYTES: usize = 32 << 20;
+/// Resident bytes the huge cache may always keep as they are. Beyond this, and beyond
+/// `1 / HUGE_CACHE_RESIDENT_SHARE` of the bytes in live huge blocks, a freed mapping is
+/// decommitted (`MADV_DONTNEED`: still mapped, no longer resident, reads as zeros) before
+/// it is cached, so idle cached memory cannot grow the peak RSS of a program by more than
+/// that; a decommitted mapping can then also serve zeroed requests.
+pub const HUGE_CACHE_RESIDENT_MIN: usize = 2 << 20;
+/// See [`HUGE_CACHE_RESIDENT_MIN`].
+pub const HUGE_CACHE_RESIDENT_SHARE: usize = 8;
+
+/// One cached mapping: `len` bytes at `seg`; `resident`: still holds its old pages (not
+/// decommitted, so not zero).
+#[derive(Clone, Copy)]
+struct CachedMapping {
+    seg: *mut SegmentHeader,
+    len: usize,
+    resident: bool,
+}
+
+const NO_MAPPING: CachedMapping = CachedMapping {
+    seg: ptr::null_mut(),
+    len: 0,
+    resident: false,
+};
 
 struct HugeCache {
-    slots: [(*mut SegmentHeader, usize); HUGE_CACHE_SLOTS],
+    slots: [CachedMapping; HUGE_CACHE_SLOTS],
+    /// Bytes of all cached mappings.
     bytes: usize,
+    /// Bytes of the resident ones.
+    resident: usize,
+    /// Bytes mapped for live huge blocks (all arenas), for the resident budget.
+    live: usize,
+    /// Per-arena huge-block statistics.
+    counters: [HugeCounters; MAX_HEAP_COUNT],
+}
+
+impl HugeCache {
+    /// Caches `m` if a slot and the byte limit allow.
+    fn insert(&mut self, m: CachedMapping) -> bool {
+        if self.bytes + m.len > HUGE_CACHE_BYTES {
+            return false;
+        }
+        let Some(slot) = self.slots.iter_mut().find(|s| s.seg.is_null()) else {
+            return false;
+        };
+        *slot = m;
+        self.bytes += m.len;
+        if m.resident {
+            self.resident += m.len;
+        }
+        true
+    }
 }
 
 struct HugeCacheCell {
@@ -602,49 +643,122 @@ unsafe impl Sync for HugeCacheCell {}
 static HUGE_CACHE: HugeCacheCell = HugeCacheCell {
     lock: RawLock::new(AtomicU32::new(0)),
     cache: UnsafeCell::new(HugeCache {
-        slots: [(ptr::null_mut(), 0); HUGE_CACHE_SLOTS],
+        slots: [NO_MAPPING; HUGE_CACHE_SLOTS],
         bytes: 0,
+        resident: 0,
+        live: 0,
+        counters: [HugeCounters {
+            allocs: 0,
+            frees: 0,
+            remote_frees: 0,
+            bytes: 0,
+        }; MAX_HEAP_COUNT],
     }),
 };
 
-/// Takes a cached mapping of `len..=2 * len` bytes, or null.
-fn huge_cache_take(len: usize) -> (*mut SegmentHeader, usize) {
+/// Runs `f` on the huge cache under its lock.
+#[inline]
+fn with_huge_cache<R>(f: impl FnOnce(&mut HugeCache) -> R) -> R {
     HUGE_CACHE.lock.lock();
-    // SAFETY: the lock is held.
-    let c = unsafe { &mut *HUGE_CACHE.cache.get() };
-    let mut found = (ptr::null_mut(), 0);
-    for slot in c.slots.iter_mut() {
-        if !slot.0.is_null() && slot.1 >= len && slot.1 / 2 <= len {
-            found = *slot;
-            *slot = (ptr::null_mut(), 0);
-            c.bytes -= found.1;
-            break;
-        }
-    }
+    // SAFETY: the lock is held; the reference lives only during `f`, which cannot
+    // re-enter the allocator (it only does arithmetic on the cache).
+    let r = f(unsafe { &mut *HUGE_CACHE.cache.get() });
     HUGE_CACHE.lock.unlock();
-    found
+    r
 }
 
-/// Keeps a freed mapping for reuse; `false` if the cache is full (the caller unmaps).
-fn huge_cache_put(seg: *mut SegmentHeader, len: usize) -> bool {
-    HUGE_CACHE.lock.lock();
-    // SAFETY: the lock is held.
-    let c = unsafe { &mut *HUGE_CACHE.cache.get() };
-    let mut kept = false;
-    if c.bytes + len <= HUGE_CACHE_BYTES
-        && let Some(slot) = c.slots.iter_mut().find(|s| s.0.is_null())
-    {
-        *slot = (seg, len);
-        c.bytes += len;
-        kept = true;
+/// Takes a cached mapping of `len..=2 * len` bytes (null `seg` if none): for `zeroed` a
+/// decommitted one (it reads as zeros), otherwise preferably a resident one (no page
+/// faults). A mapping taken is counted as arena `idx`'s block at `block_offset`.
+fn huge_cache_take(len: usize, zeroed: bool, idx: usize, block_offset: usize) -> CachedMapping {
+    with_huge_cache(|c| {
+        if c.bytes == 0 {
+            return NO_MAPPING;
+        }
+        let mut pick = None;
+        for (i, slot) in c.slots.iter().enumerate() {
+            if slot.seg.is_null() || slot.len < len || slot.len / 2 > len {
+                continue;
+            }
+            if slot.resident != zeroed {
+                pick = Some(i);
+                break;
+            }
+            if !zeroed && pick.is_none() {
+                pick = Some(i);
+            }
+        }
+        let Some(i) = pick else {
+            return NO_MAPPING;
+        };
+        let found = core::mem::replace(&mut c.slots[i], NO_MAPPING);
+        c.bytes -= found.len;
+        if found.resident {
+            c.resident -= found.len;
+        }
+        c.count_alloc(idx, found.len, block_offset);
+        found
+    })
+}
+
+impl HugeCache {
+    fn count_alloc(&mut self, idx: usize, len: usize, block_offset: usize) {
+        let k = &mut self.counters[idx];
+        k.allocs += 1;
+        k.bytes += len - block_offset;
+        self.live += len;
     }
-    HUGE_CACHE.lock.unlock();
-    kept
+}
+
+/// Counts the free of a huge block (`len` bytes mapped, block at `off`, owned by `owner`,
+/// freed from arena `current`'s CPU) and keeps its mapping for reuse when it is
+/// segment-aligned: resident if the budget allows, else decommitted. `false`: the caller
+/// unmaps it.
+///
+/// # Safety
+/// `[seg, seg + len)` is a mapping of this crate that nobody uses any more.
+unsafe fn huge_release(
+    seg: *mut SegmentHeader,
+    len: usize,
+    off: usize,
+    owner: usize,
+    current: usize,
+) -> bool {
+    // Segment-aligned mappings (alignment below a segment) can serve any later request.
+    let cacheable = off < SEGMENT_SIZE;
+    let kept = with_huge_cache(|c| {
+        let k = &mut c.counters[owner];
+        k.frees += 1;
+        k.remote_frees += u64::from(owner != current);
+        k.bytes -= len - off;
+        c.live -= len;
+        let budget = HUGE_CACHE_RESIDENT_MIN.max(c.live / HUGE_CACHE_RESIDENT_SHARE);
+        cacheable
+            && c.resident + len <= budget
+            && c.insert(CachedMapping {
+                seg,
+                len,
+                resident: true,
+            })
+    });
+    if kept || !cacheable {
+        return kept;
+    }
+    // Over the resident budget (or full): decommit outside the lock, then try again.
+    // SAFETY: forwarded from the caller.
+    unsafe { sys::decommit(seg.cast(), len) };
+    with_huge_cache(|c| {
+        c.insert(CachedMapping {
+            seg,
+            len,
+            resident: false,
+        })
+    })
 }
 
 /// Maps a block of `size` bytes aligned to `align`, owned (for statistics) by arena `idx`.
-/// `zeroed`: the block must read as zeros (a fresh mapping does, a reused one does not,
-/// so zeroed requests skip the cache).
+/// `zeroed`: the block must read as zeros (a fresh or decommitted mapping does, a resident
+/// cached one does not).
 pub(crate) fn alloc_huge(idx: usize, size: usize, align: usize, zeroed: bool) -> *mut u8 {
     if !is_ready() {
         ensure_ready();
@@ -660,18 +774,19 @@ pub(crate) fn alloc_huge(idx: usize, size: usize, align: usize, zeroed: bool) ->
         return ptr::null_mut();
     }
     let mut h = ptr::null_mut();
-    if !zeroed && map_align == SEGMENT_SIZE {
-        let (seg, cached_len) = huge_cache_take(len);
-        if !seg.is_null() {
-            h = seg.cast::<u8>();
-            len = cached_len;
+    if map_align == SEGMENT_SIZE {
+        let m = huge_cache_take(len, zeroed, idx, block_offset);
+        if !m.seg.is_null() {
+            h = m.seg.cast::<u8>();
+            len = m.len;
         }
     }
     if h.is_null() {
         h = sys::map_aligned(len, map_align, map_offset);
-    }
-    if h.is_null() {
-        return h;
+        if h.is_null() {
+            return h;
+        }
+        with_huge_cache(|c| c.count_alloc(idx, len, block_offset));
     }
     let header = SegmentHeader {
         magic: MAGIC,
@@ -684,10 +799,6 @@ pub(crate) fn alloc_huge(idx: usize, size: usize, align: usize, zeroed: bool) ->
     };
     // SAFETY: `h` is a fresh writable mapping of at least HUGE_HEADER bytes.
     unsafe { h.cast::<SegmentHeader>().write(header) };
-    let s = &arena(idx).stats;
-    s.huge_allocs.fetch_add(1, Ordering::Relaxed);
-    s.huge_bytes
-        .fetch_add(len - block_offset, Ordering::Relaxed);
     h.wrapping_add(block_offset)
 }
 
@@ -697,14 +808,8 @@ unsafe fn free_huge(seg: *mut SegmentHeader, current: usize) {
     // SAFETY: the header is mapped until the unmap below.
     let hdr = unsafe { &*seg };
     let (owner, len, off) = (hdr.owner as usize, hdr.map_len, hdr.block_offset);
-    let s = &arena(owner).stats;
-    s.huge_frees.fetch_add(1, Ordering::Relaxed);
-    if owner != current {
-        s.huge_remote_frees.fetch_add(1, Ordering::Relaxed);
-    }
-    s.huge_bytes.fetch_sub(len - off, Ordering::Relaxed);
-    // Segment-aligned mappings (alignment below a segment) can serve any later request.
-    if off < SEGMENT_SIZE && huge_cache_put(seg, len) {
+    // SAFETY: the mapping belongs to this block alone, which the caller gives up.
+    if unsafe { huge_release(seg, len, off, owner, current) } {
         return;
     }
     // SAFETY: the mapping belongs to this block alone, which the caller gives up.
@@ -724,7 +829,6 @@ unsafe fn realloc_huge(p: *mut u8, new_size: usize, align: usize) -> *mut u8 {
     let Some(new_len) = new_size.checked_add(off).and_then(round_to_os_page) else {
         return ptr::null_mut();
     };
-    let s = &arena(owner).stats;
     if new_len == old_len {
         return p;
     }
@@ -733,7 +837,10 @@ unsafe fn realloc_huge(p: *mut u8, new_size: usize, align: usize) -> *mut u8 {
         unsafe { sys::unmap(seg.cast::<u8>().wrapping_add(new_len), old_len - new_len) };
         // SAFETY: the header stays mapped; only the block's owner writes it.
         unsafe { (*seg).map_len = new_len };
-        s.huge_bytes.fetch_sub(old_len - new_len, Ordering::Relaxed);
+        with_huge_cache(|c| {
+            c.counters[owner].bytes -= old_len - new_len;
+            c.live -= old_len - new_len;
+        });
         return p;
     }
     // SAFETY: `[seg, seg + old_len)` is this block's whole mapping.
@@ -751,7 +858,10 @@ unsafe fn realloc_huge(p: *mut u8, new_size: usize, align: usize) -> *mut u8 {
     };
     // SAFETY: the header moved with the mapping and is owned by this block.
     unsafe { (*new_seg).map_len = new_len };
-    s.huge_bytes.fetch_add(new_len - old_len, Ordering::Relaxed);
+    with_huge_cache(|c| {
+        c.counters[owner].bytes += new_len - old_len;
+        c.live += new_len - old_len;
+    });
     new_seg.cast::<u8>().wrapping_add(off)
 }
 
@@ -1170,16 +1280,14 @@ pub fn arena_stats(index: usize) -> Option<ArenaStats> {
         seg = unsafe { (*seg).next };
     }
     a.lock.unlock();
-    let s = &a.stats;
-    let r = Ordering::Relaxed;
-    let huge_allocs = s.huge_allocs.load(r);
+    let h = with_huge_cache(|c| c.counters[index]);
     Some(ArenaStats {
-        allocations: allocs.wrapping_add(huge_allocs),
-        frees: frees.wrapping_add(s.huge_frees.load(r)),
-        remote_frees: remote.wrapping_add(s.huge_remote_frees.load(r)),
-        bytes_in_use: bytes.wrapping_add(s.huge_bytes.load(r)),
+        allocations: allocs.wrapping_add(h.allocs),
+        frees: frees.wrapping_add(h.frees),
+        remote_frees: remote.wrapping_add(h.remote_frees),
+        bytes_in_use: bytes.wrapping_add(h.bytes),
         contended_locks: contended,
-        huge_allocations: huge_allocs,
+        huge_allocations: h.allocs,
     })
 }
 

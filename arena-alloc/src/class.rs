@@ -64,6 +64,40 @@ pub const fn class_of(size: usize) -> usize {
     }
 }
 
+/// Largest size [`class_of_lut`] serves: sizes up to here take a table lookup instead of
+/// the arithmetic of [`class_of`] (every class up to it is a multiple of 16).
+pub const LUT_MAX: usize = 1024;
+
+const fn build_lut() -> [u8; LUT_MAX / 16 + 1] {
+    let mut t = [0u8; LUT_MAX / 16 + 1];
+    let mut i = 0;
+    while i < t.len() {
+        // Index `i` stands for sizes `16 * (i - 1) + 1 ..= 16 * i`.
+        t[i] = class_of(i * 16) as u8;
+        i += 1;
+    }
+    t
+}
+
+const CLASS_LUT: [u8; LUT_MAX / 16 + 1] = build_lut();
+
+const _: () = {
+    assert!(class_of(LUT_MAX) < 256);
+    // Every class boundary up to LUT_MAX is a multiple of 16, so one entry per 16 bytes
+    // is exact.
+    let mut c = 0;
+    while class_size(c) <= LUT_MAX {
+        assert!(class_size(c).is_multiple_of(16));
+        c += 1;
+    }
+};
+
+/// [`class_of`] for `size <= LUT_MAX`, by table (0 is treated as 1).
+#[inline]
+pub const fn class_of_lut(size: usize) -> usize {
+    CLASS_LUT[size.div_ceil(16)] as usize
+}
+
 /// The class for a request of `size` bytes aligned to `align` (a power of two), or `None`
 /// when it must be mapped directly (too big, or aligned beyond every class).
 #[inline]
@@ -122,6 +156,13 @@ mod tests {
             size += step;
         }
         assert_eq!(class_of(0), 0);
+    }
+
+    #[test]
+    fn lut_matches_class_of() {
+        for size in 0..=LUT_MAX {
+            assert_eq!(class_of_lut(size), class_of(size), "size {size}");
+        }
     }
 
     #[test]

@@ -13,17 +13,21 @@ mod sys;
 use core::alloc::{GlobalAlloc, Layout};
 
 pub use arena::{
-    ArenaStats, CACHE_BLOCKS, CACHED_CLASSES, HUGE_CACHE_BYTES, MAX_HEAP_COUNT, REMOTE_BATCH,
-    arena_stats, flush_thread_cache, total_stats,
+    ArenaStats, CACHE_BLOCKS, CACHED_CLASSES, HUGE_CACHE_BYTES, HUGE_CACHE_RESIDENT_MIN,
+    HUGE_CACHE_RESIDENT_SHARE, MAX_HEAP_COUNT, REMOTE_BATCH, arena_stats, flush_thread_cache,
+    total_stats,
 };
 pub use class::{
-    CLASS_SIZES, MIN_BLOCK, NUM_CLASSES, SMALL_MAX, class_for, class_of, class_size,
+    CLASS_SIZES, LUT_MAX, MIN_BLOCK, NUM_CLASSES, SMALL_MAX, class_for, class_of, class_size,
     worst_case_waste_permille,
 };
 pub use config::{
     HEAP_COUNT_ENV, HeapCountError, MIN_DEFAULT_HEAP_COUNT, check_heap_count, default_heap_count,
     parse_heap_count,
 };
+// Every size the inlined table path serves is a cached class.
+const _: () = assert!(class_of(class::LUT_MAX) < arena::CACHED_CLASSES);
+
 pub use page::{HUGE_HEADER, PAGE_SIZE, PAGES_PER_SEGMENT, SEGMENT_SIZE};
 
 /// The per-core arena allocator. `static GLOBAL: ArenaAlloc = ArenaAlloc::new();` with
@@ -102,8 +106,23 @@ impl ArenaAlloc {
         Some(if cpu < n { cpu } else { cpu % n })
     }
 
+    /// The inlined part of every allocation: cached classes by table lookup, everything
+    /// else out of line (so the inlined code needs no saved registers).
     #[inline]
     fn allocate(&self, size: usize, align: usize) -> *mut u8 {
+        if align <= MIN_BLOCK && size <= class::LUT_MAX {
+            let c = class::class_of_lut(size);
+            if let Some(p) = arena::cache_pop(c) {
+                return p;
+            }
+            return self.allocate_refill(c);
+        }
+        self.allocate_uncached(size, align)
+    }
+
+    /// `allocate` for sizes above the table or alignments above 16.
+    #[inline(never)]
+    fn allocate_uncached(&self, size: usize, align: usize) -> *mut u8 {
         if let Some(c) = class_for(size, align) {
             if c < arena::CACHED_CLASSES {
                 if let Some(p) = arena::cache_pop(c) {

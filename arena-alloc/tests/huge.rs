@@ -12,6 +12,8 @@ static GLOBAL: Counting = Counting::new(arena_alloc::ArenaAlloc::new());
 
 fn scenario() {
     let before = snapshot(&GLOBAL);
+    // First, while the huge cache is empty: its first freed mapping stays resident.
+    cache_reuse();
     // A growing Vec goes through the mremap path many times.
     let mut v: Vec<u64> = Vec::new();
     for i in 0..(8u64 << 20) {
@@ -107,6 +109,54 @@ fn every_alignment() {
             }
             // SAFETY: live block with this layout.
             unsafe { GLOBAL.dealloc(cur.0, Layout::from_size_align(cur.1, align).unwrap()) };
+        }
+    }
+}
+
+/// Freed mappings beyond the huge cache's resident budget are decommitted and may serve
+/// zeroed requests: those must read as zeros whatever the mapping held before, and
+/// reused mappings must keep what is written into them.
+fn cache_reuse() {
+    let n = 2 * arena_alloc::HUGE_CACHE_RESIDENT_MIN / (1 << 20) + 4;
+    for round in 0..3 {
+        let l = Layout::from_size_align(1 << 20, 16).unwrap();
+        let blocks: Vec<*mut u8> = (0..n)
+            .map(|_| {
+                // SAFETY: non-zero size.
+                let p = unsafe { GLOBAL.alloc(l) };
+                assert!(!p.is_null());
+                // SAFETY: `p` has `l.size()` bytes.
+                unsafe { p.write_bytes(0xEE, l.size()) };
+                p
+            })
+            .collect();
+        for p in blocks {
+            // SAFETY: live block with layout `l`.
+            unsafe { GLOBAL.dealloc(p, l) };
+        }
+        // Sizes from half the freed mappings to all of them, so cached ones are reused.
+        for size in [(1 << 20) - 4096, 600 << 10, (1 << 20) + 1] {
+            let l = Layout::from_size_align(size, 16).unwrap();
+            let zeroed: Vec<*mut u8> = (0..n)
+                .map(|_| {
+                    // SAFETY: non-zero size.
+                    let p = unsafe { GLOBAL.alloc_zeroed(l) };
+                    assert!(!p.is_null());
+                    // SAFETY: `p` has `size` bytes.
+                    let b = unsafe { std::slice::from_raw_parts(p, size) };
+                    assert!(b.iter().all(|&x| x == 0), "round {round} size {size}");
+                    // SAFETY: as above.
+                    unsafe { p.write_bytes(0x77, size) };
+                    p
+                })
+                .collect();
+            for p in zeroed {
+                // SAFETY: `p` has `size` bytes.
+                let b = unsafe { std::slice::from_raw_parts(p, size) };
+                assert!(b.iter().all(|&x| x == 0x77), "round {round} size {size}");
+                // SAFETY: live block with layout `l`.
+                unsafe { GLOBAL.dealloc(p, l) };
+            }
         }
     }
 }

@@ -64,6 +64,17 @@ pub(crate) unsafe fn unmap(p: *mut u8, len: usize) {
     debug_assert_eq!(rc, 0, "munmap failed");
 }
 
+/// Gives the pages of `[p, p + len)` back to the kernel, keeping the range mapped: it is
+/// no longer resident and reads as zeros when touched again.
+///
+/// # Safety
+/// The range must be mapped by this crate and hold nothing anyone still reads.
+pub(crate) unsafe fn decommit(p: *mut u8, len: usize) {
+    // SAFETY: the caller owns the range and needs none of its contents.
+    let rc = unsafe { libc::madvise(p.cast(), len, libc::MADV_DONTNEED) };
+    debug_assert_eq!(rc, 0, "madvise failed");
+}
+
 /// Maps `len` bytes at an address `h` with `(h + offset) % align == 0` (`align` a power of
 /// two, multiple of the OS page; `offset` a multiple of the OS page below or equal `align`).
 ///
