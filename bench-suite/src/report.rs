@@ -413,6 +413,7 @@ pub fn ab_table(
     };
     let (ma, mb) = (medians(a), medians(b));
     let mut out = String::new();
+    let mut seeds = String::new();
     let _ = writeln!(
         out,
         "| group | operation | implementation | param | metric | {a_name} (median of {}) | {b_name} (median of {}) | {b_name} / {a_name} |",
@@ -439,8 +440,30 @@ pub fn ab_table(
                 fmt_value(*va),
                 fmt_value(*vb)
             );
+            let seed = crate::seeds::AB_CLAIMS.iter().find(|c| {
+                c.group == k.0 && c.operation == k.1 && c.implementation == k.2 && c.param == k.4
+            });
+            if let (Some(c), true) = (seed, *va != 0.0) {
+                if seeds.is_empty() {
+                    let _ = writeln!(seeds, "\nThe seed's A/B beside ours:\n");
+                    let _ = writeln!(seeds, "| row | seed | here ({b_name} / {a_name}) | note |");
+                    let _ = writeln!(seeds, "|---|---:|---:|---|");
+                }
+                let _ = writeln!(
+                    seeds,
+                    "| {} {} {}={} | {} | {:.3}x | {} |",
+                    k.1,
+                    k.2,
+                    k.3,
+                    k.4,
+                    c.seed,
+                    vb / va,
+                    c.note
+                );
+            }
         }
     }
+    out.push_str(&seeds);
     out
 }
 
@@ -475,5 +498,16 @@ mod ab_tests {
             "{t}"
         );
         assert!(t.contains("128B (median of 3)"), "{t}");
+        // The row is not one the seed measured: no seed table.
+        assert!(!t.contains("The seed's A/B"), "{t}");
+        let mut shared = m(10.0);
+        shared.implementation = "gc-object shared".into();
+        let mut wide = shared.clone();
+        wide.stats = Stats::exact(13.0);
+        let t = ab_table("a", &[vec![shared]], "b", &[vec![wide]]);
+        assert!(
+            t.contains("| churn gc-object shared lanes=8 | 1.16x | 1.300x |"),
+            "{t}"
+        );
     }
 }

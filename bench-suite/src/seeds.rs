@@ -54,8 +54,131 @@ pub struct Claim {
 
 /// The claims, per group. Groups add theirs here.
 pub fn claims() -> Vec<Claim> {
-    [crate::groups::tree::CLAIMS, ALLOC_CLAIMS].concat()
+    [STRING_CLAIMS, crate::groups::tree::CLAIMS, ALLOC_CLAIMS].concat()
 }
+
+const fn heap_layout(len: u64, seed: f64, what: &'static str) -> Claim {
+    Claim {
+        group: "strings",
+        operation: "construct",
+        param: len,
+        metric: "physical B/item",
+        ours: Ours::Ratio {
+            implementation: "LeanString",
+            over: "LeanString (forced wide)",
+        },
+        seed,
+        unit: "x",
+        what,
+        note: "seed: CodSpeed memory of the whole 16,384-string vector on macOS's allocator; here: physical bytes per string under glibc (its size classes differ: the gains move to 25-32 and 41-48 bytes)",
+    }
+}
+
+/// The lean-string seed's `heap_layout` memory rows: 8-byte header (after) over 16-byte
+/// header (before), beside our compact over forced-wide physical bytes per string.
+const STRING_CLAIMS: &[Claim] = &[
+    heap_layout(
+        17,
+        656.0 / 784.0,
+        "heap_layout construction[17] memory, after / before (784 -> 656 KB)",
+    ),
+    heap_layout(
+        24,
+        768.0 / 896.0,
+        "heap_layout construction[24] memory, after / before (896 -> 768 KB)",
+    ),
+    heap_layout(
+        32,
+        896.0 / 1024.0,
+        "heap_layout construction[32] memory, after / before (1,024 -> 896 KB)",
+    ),
+    heap_layout(
+        48,
+        1.1 / 1.3,
+        "heap_layout construction[48] memory, after / before (1.3 -> 1.1 MB)",
+    ),
+];
+
+/// A seed's A/B figure (B / A) beside the row of ours that an A/B run measures.
+#[derive(Clone, Copy, Debug)]
+pub struct AbClaim {
+    /// Our group.
+    pub group: &'static str,
+    /// Our operation.
+    pub operation: &'static str,
+    /// Our implementation.
+    pub implementation: &'static str,
+    /// Our parameter value.
+    pub param: u64,
+    /// The seed's figure, as published.
+    pub seed: &'static str,
+    /// Where the seed's setting differs.
+    pub note: &'static str,
+}
+
+const CHURN_AB_NOTE: &str = "seed: exact-parent A/B of a Zig engine's object (256- vs 128-byte slab class), 7 samples; here: the wide-object build (B) over the 128-byte build (A), time per object, > 1 = the 128-byte layout is faster";
+
+/// The gc-object seed's A/B (`gc-object-128-byte-slab.txt`): every direct and
+/// independent-context churn row 1.04-1.65x faster; shared 1 / 4 / 8 lanes 1.19x, 1.39x,
+/// 1.16x.
+pub const AB_CLAIMS: &[AbClaim] = &[
+    AbClaim {
+        group: "objects",
+        operation: "churn",
+        implementation: "gc-object independent",
+        param: 1,
+        seed: "1.04-1.65x (every independent row)",
+        note: CHURN_AB_NOTE,
+    },
+    AbClaim {
+        group: "objects",
+        operation: "churn",
+        implementation: "gc-object independent",
+        param: 2,
+        seed: "1.04-1.65x (every independent row)",
+        note: CHURN_AB_NOTE,
+    },
+    AbClaim {
+        group: "objects",
+        operation: "churn",
+        implementation: "gc-object independent",
+        param: 4,
+        seed: "1.04-1.65x (every independent row)",
+        note: CHURN_AB_NOTE,
+    },
+    AbClaim {
+        group: "objects",
+        operation: "churn",
+        implementation: "gc-object independent",
+        param: 8,
+        seed: "1.04-1.65x (every independent row)",
+        note: CHURN_AB_NOTE,
+    },
+    AbClaim {
+        group: "objects",
+        operation: "churn",
+        implementation: "gc-object shared",
+        param: 1,
+        seed: "1.19x",
+        note: CHURN_AB_NOTE,
+    },
+    AbClaim {
+        group: "objects",
+        operation: "churn",
+        implementation: "gc-object shared",
+        param: 4,
+        seed: "1.39x",
+        note: CHURN_AB_NOTE,
+    },
+    AbClaim {
+        group: "objects",
+        operation: "churn",
+        implementation: "gc-object shared",
+        param: 8,
+        seed: "1.16x",
+        note: CHURN_AB_NOTE,
+    },
+];
 
 // One claim of the `alloc` group: a constructor keeps the table below readable.
 #[allow(clippy::too_many_arguments)]
