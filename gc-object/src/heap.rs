@@ -128,8 +128,18 @@ impl Heap {
 
     /// Prepares a literal with these property names (the shape is found once; each object
     /// made from it installs the shape with one store).
+    ///
+    /// # Panics
+    /// If a name appears twice (a shape lists each key once).
     pub fn literal(&self, names: &[&str]) -> Literal {
         let keys: Vec<Key> = names.iter().map(|n| Key::new(n)).collect();
+        for (i, k) in keys.iter().enumerate() {
+            assert!(
+                !keys[..i].contains(k),
+                "gc-object: literal names property {:?} twice",
+                k.as_str()
+            );
+        }
         Literal::new(&self.shared, &keys)
     }
 
