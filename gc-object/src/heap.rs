@@ -156,7 +156,21 @@ impl Heap {
     pub fn collect(&mut self) -> CollectStats {
         let shared = Arc::get_mut(&mut self.shared)
             .expect("gc-object: the heap's shared part is never cloned");
-        let s = gc::collect(shared, &mut self.stack);
+        let stack = &mut self.stack;
+        // The allocator's `dealloc` may panic mid-collection. Mark bits left set would make
+        // the next collection skip tracing those objects (already "marked") and free what
+        // they reference, so they are cleared before the panic goes on (what the interrupted
+        // sweep had not freed yet is freed, or leaked, later; nothing live is lost).
+        let s = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            gc::collect(&mut *shared, &mut *stack)
+        })) {
+            Ok(s) => s,
+            Err(panic) => {
+                stack.clear();
+                shared.slab.clear_marks();
+                std::panic::resume_unwind(panic)
+            }
+        };
         self.collections += 1;
         self.last = s;
         s

@@ -677,6 +677,18 @@ impl Slab {
         counts
     }
 
+    /// Clears every mark bit (after a collection was interrupted by a panic).
+    pub(crate) fn clear_marks(&mut self) {
+        // `&mut self`: the lock is uncontended.
+        let guard = lock(&self.lists);
+        for c in guard.chunks.iter().chain(&guard.large) {
+            c.header().meta.with_mut(|m| {
+                // SAFETY: exclusive (`&mut self`): no cache owns the chunk.
+                unsafe { &mut *m }.mark = [0; BITMAP_WORDS];
+            });
+        }
+    }
+
     /// Returns chunks without live cells to the allocator. `&mut self`: no cache holds one.
     pub(crate) fn release_empty_chunks(&mut self) -> usize {
         let raw = &*self.raw;
