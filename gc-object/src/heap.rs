@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use crate::cell::gc::{self, MarkStack, RootTable};
 use crate::cell::{self, Obj, ShapeTable, TAG_ARRAY, TAG_FUNCTION, Value};
-use crate::key::Key;
+use crate::key::{Key, PropertyKey};
 use crate::slab::{LocalCache, RawAlloc, SIZE_CLASSES, Slab, SystemAlloc};
 use crate::sync::unmodeled;
 use crate::sync::{AtomicU64, Ordering};
@@ -130,9 +130,18 @@ impl Heap {
     /// made from it installs the shape with one store).
     ///
     /// # Panics
-    /// If a name appears twice (a shape lists each key once).
+    /// If a name appears twice (a shape lists each key once), or is an array index such as
+    /// `"0"` (index keys live in the elements, where `get` looks for them).
     pub fn literal(&self, names: &[&str]) -> Literal {
-        let keys: Vec<Key> = names.iter().map(|n| Key::new(n)).collect();
+        let keys: Vec<Key> = names
+            .iter()
+            .map(|&n| match PropertyKey::parse(n) {
+                PropertyKey::Name(k) => k,
+                PropertyKey::Index(_) => {
+                    panic!("gc-object: literal property {n:?} is an array index")
+                }
+            })
+            .collect();
         for (i, k) in keys.iter().enumerate() {
             assert!(
                 !keys[..i].contains(k),

@@ -488,3 +488,16 @@ fn literal_with_a_repeated_name_is_rejected() {
     let keys = o.own_keys().unwrap();
     assert_eq!(keys.len(), 2, "own keys {keys:?}");
 }
+
+/// A literal's names become shape keys; an array-index name ("0") would be a named
+/// property that `get("0")` (an index key) never finds. Rejected with a message.
+#[test]
+#[should_panic(expected = "gc-object: literal property \"0\" is an array index")]
+fn literal_with_an_index_name_is_rejected() {
+    let heap = Heap::new();
+    let lit = heap.literal(&["x", "0"]);
+    let mut m = heap.mutator();
+    let o = m.literal(&lit, &[n(1.0), n(2.0)]).unwrap();
+    // Without the check: the value is stored but not found.
+    assert_eq!(o.get("0").unwrap(), n(2.0));
+}
