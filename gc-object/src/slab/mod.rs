@@ -168,7 +168,8 @@ unsafe impl Send for Chunk {}
 
 impl Chunk {
     fn header(&self) -> &ChunkHeader {
-        // SAFETY: chunks in lists and caches are live until `Slab::destroy`.
+        // SAFETY: chunks in lists and caches are live until the slab drops (or, for an
+        // empty chunk, `release_empty_chunks` takes it out of every list first).
         unsafe { self.0.as_ref() }
     }
     fn base(&self) -> *mut u8 {
