@@ -268,20 +268,22 @@ fn reused_cells_never_expose_stale_slots() {
     }
 }
 
-/// An allocator whose `dealloc` panics once when armed (then leaks that block).
+/// An allocator that, when armed, panics once after freeing the last block a finalizer
+/// frees (the storage wrapper; in the wide layout the slot block), so nothing leaks.
 struct PanicOnFree(std::sync::Arc<std::sync::atomic::AtomicBool>);
 
-// SAFETY: forwards to the global allocator; a panicking `dealloc` frees nothing.
+// SAFETY: forwards to the global allocator (a panicking `dealloc` has freed the block).
 unsafe impl gc_object::RawAlloc for PanicOnFree {
     fn alloc(&self, layout: std::alloc::Layout) -> Option<std::ptr::NonNull<u8>> {
         gc_object::SystemAlloc.alloc(layout)
     }
     unsafe fn dealloc(&self, ptr: std::ptr::NonNull<u8>, layout: std::alloc::Layout) {
-        if self.0.swap(false, std::sync::atomic::Ordering::SeqCst) {
-            panic!("dealloc refused");
-        }
         // SAFETY: forwarded contract.
         unsafe { gc_object::SystemAlloc.dealloc(ptr, layout) }
+        let last = gc_object::WIDE_OBJECT || layout.size() == gc_object::STORAGE_STATE_BYTES;
+        if last && self.0.swap(false, std::sync::atomic::Ordering::SeqCst) {
+            panic!("dealloc refused");
+        }
     }
 }
 
