@@ -13,7 +13,7 @@ use crate::cell::{self, Obj, ShapeTable, TAG_ARRAY, TAG_FUNCTION, Value};
 use crate::key::{Key, PropertyKey};
 use crate::slab::{LocalCache, RawAlloc, SIZE_CLASSES, Slab, SystemAlloc};
 use crate::sync::unmodeled;
-use crate::sync::{AtomicU64, Ordering};
+use crate::sync::{AtomicU64, Mutex, Ordering};
 use crate::{Error, Literal, NativeFn, Root};
 
 /// The part of a heap that chunks point at (in an `Arc` that is never shared: its address
@@ -23,6 +23,9 @@ pub(crate) struct HeapShared {
     pub(crate) slab: Slab,
     pub(crate) shapes: ShapeTable,
     pub(crate) roots: Arc<RootTable>,
+    /// Held while a prototype is checked for cycles and set, so two threads linking
+    /// objects crosswise cannot both pass the check.
+    pub(crate) proto_lock: Mutex<()>,
     cells_allocated: AtomicU64,
 }
 
@@ -98,6 +101,7 @@ impl Heap {
             slab: Slab::new(Box::new(raw)),
             shapes: ShapeTable::new(),
             roots: Arc::new(RootTable::default()),
+            proto_lock: Mutex::new(()),
             cells_allocated: AtomicU64::new(0),
         });
         let owner: *const HeapShared = Arc::as_ptr(&shared);

@@ -538,6 +538,9 @@ impl<'h> Obj<'h> {
     /// another heap.
     pub fn set_prototype(self, proto: Option<Obj<'h>>) -> Result<(), Error> {
         self.check_thread()?;
+        // The cycle check and the store are one step for the whole heap (a per-object lock
+        // cannot see a concurrent link made elsewhere in the chain).
+        let _serial = crate::sync::lock(&self.heap().proto_lock);
         if let Some(p) = proto {
             self.check_value(p.value())?;
             let mut q = Some(p);
