@@ -10,10 +10,10 @@ use std::sync::Arc;
 
 use crate::cell::gc::{self, MarkStack, RootTable};
 use crate::cell::{self, Obj, ShapeTable, TAG_ARRAY, TAG_FUNCTION, Value};
-use crate::key::Key;
+use crate::key::{Key, PropertyKey};
 use crate::slab::{LocalCache, RawAlloc, SIZE_CLASSES, Slab, SystemAlloc};
 use crate::sync::unmodeled;
-use crate::sync::{AtomicU64, Ordering};
+use crate::sync::{AtomicU64, Mutex, Ordering};
 use crate::{Error, Literal, NativeFn, Root};
 
 /// The part of a heap that chunks point at (in an `Arc` that is never shared: its address
@@ -23,6 +23,9 @@ pub(crate) struct HeapShared {
     pub(crate) slab: Slab,
     pub(crate) shapes: ShapeTable,
     pub(crate) roots: Arc<RootTable>,
+    /// Held while a prototype is checked for cycles and set, so two threads linking
+    /// objects crosswise cannot both pass the check.
+    pub(crate) proto_lock: Mutex<()>,
     cells_allocated: AtomicU64,
 }
 
@@ -98,6 +101,7 @@ impl Heap {
             slab: Slab::new(Box::new(raw)),
             shapes: ShapeTable::new(),
             roots: Arc::new(RootTable::default()),
+            proto_lock: Mutex::new(()),
             cells_allocated: AtomicU64::new(0),
         });
         let owner: *const HeapShared = Arc::as_ptr(&shared);
@@ -128,8 +132,27 @@ impl Heap {
 
     /// Prepares a literal with these property names (the shape is found once; each object
     /// made from it installs the shape with one store).
+    ///
+    /// # Panics
+    /// If a name appears twice (a shape lists each key once), or is an array index such as
+    /// `"0"` (index keys live in the elements, where `get` looks for them).
     pub fn literal(&self, names: &[&str]) -> Literal {
-        let keys: Vec<Key> = names.iter().map(|n| Key::new(n)).collect();
+        let keys: Vec<Key> = names
+            .iter()
+            .map(|&n| match PropertyKey::parse(n) {
+                PropertyKey::Name(k) => k,
+                PropertyKey::Index(_) => {
+                    panic!("gc-object: literal property {n:?} is an array index")
+                }
+            })
+            .collect();
+        for (i, k) in keys.iter().enumerate() {
+            assert!(
+                !keys[..i].contains(k),
+                "gc-object: literal names property {:?} twice",
+                k.as_str()
+            );
+        }
         Literal::new(&self.shared, &keys)
     }
 
@@ -146,7 +169,21 @@ impl Heap {
     pub fn collect(&mut self) -> CollectStats {
         let shared = Arc::get_mut(&mut self.shared)
             .expect("gc-object: the heap's shared part is never cloned");
-        let s = gc::collect(shared, &mut self.stack);
+        let stack = &mut self.stack;
+        // The allocator's `dealloc` may panic mid-collection. Mark bits left set would make
+        // the next collection skip tracing those objects (already "marked") and free what
+        // they reference, so they are cleared before the panic goes on (what the interrupted
+        // sweep had not freed yet is freed, or leaked, later; nothing live is lost).
+        let s = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            gc::collect(&mut *shared, &mut *stack)
+        })) {
+            Ok(s) => s,
+            Err(panic) => {
+                stack.clear();
+                shared.slab.clear_marks();
+                std::panic::resume_unwind(panic)
+            }
+        };
         self.collections += 1;
         self.last = s;
         s

@@ -411,11 +411,9 @@ impl<'h> Obj<'h> {
                     return Err(Error::NotConfigurable(key));
                 }
                 let n = array_length_value(value)?;
-                set_length_locked(&g, n)?;
-                if attrs & W == 0 && f.attrs & W != 0 {
-                    set_entry(&g, key, 0, Value::UNDEFINED, Value::UNDEFINED)?;
-                }
-                return Ok(());
+                // The new length and the read-only entry are one cold-state change, so a
+                // failed allocation leaves both as they were.
+                return set_length_locked(&g, n, attrs & W == 0 && f.attrs & W != 0);
             }
             let base_default = attrs == DEFAULT_ATTRS;
             let had_entry = f.entry.is_some();
@@ -540,6 +538,9 @@ impl<'h> Obj<'h> {
     /// another heap.
     pub fn set_prototype(self, proto: Option<Obj<'h>>) -> Result<(), Error> {
         self.check_thread()?;
+        // The cycle check and the store are one step for the whole heap (a per-object lock
+        // cannot see a concurrent link made elsewhere in the chain).
+        let _serial = crate::sync::lock(&self.heap().proto_lock);
         if let Some(p) = proto {
             self.check_value(p.value())?;
             let mut q = Some(p);
@@ -653,7 +654,7 @@ impl<'h> Obj<'h> {
         {
             return Err(Error::NotWritable(PropertyKey::length()));
         }
-        set_length_locked(&g, len)
+        set_length_locked(&g, len, false)
     }
 
     /// Appends to an array (`a[a.length] = v`).
@@ -703,7 +704,7 @@ fn write_found<'h>(
         }
         Loc::Length => {
             let _ = key;
-            set_length_locked(g, array_length_value(value)?)?;
+            set_length_locked(g, array_length_value(value)?, false)?;
         }
     }
     Ok(())
@@ -792,7 +793,9 @@ fn remove_entry(g: &Locked<'_>, key: PropertyKey) -> Result<(), Error> {
     g.replace_cold(o.heap().raw(), &d)
 }
 
-fn set_length_locked(g: &Locked<'_>, len: u32) -> Result<(), Error> {
+/// Sets an array's length; `read_only` also makes `length` non-writable (in the same
+/// cold-state change).
+fn set_length_locked(g: &Locked<'_>, len: u32, read_only: bool) -> Result<(), Error> {
     let o = g.obj();
     let dense = o.dense_len();
     if len < dense {
@@ -816,12 +819,25 @@ fn set_length_locked(g: &Locked<'_>, len: u32) -> Result<(), Error> {
                 .iter()
                 .any(|x| matches!(x.key, PropertyKey::Index(i) if i >= len))
         });
-    if new_sparse != cur_sparse || drop_entries {
-        let mut d = draft_of(o);
+    if new_sparse != cur_sparse || drop_entries || read_only {
+        let mut d = if read_only {
+            draft_with_entry(
+                o,
+                PropertyKey::length(),
+                0,
+                Value::UNDEFINED,
+                Value::UNDEFINED,
+            )
+        } else {
+            draft_of(o)
+        };
         d.sparse_length = new_sparse;
         d.entries
             .retain(|x| !matches!(x.key, PropertyKey::Index(i) if i >= len));
         g.replace_cold(o.heap().raw(), &d)?;
+        if read_only {
+            g.set_side(o.side() | SIDE_ENTRIES);
+        }
     }
     if len < dense {
         g.truncate_elements(o.elements().expect("elements"), len);

@@ -267,3 +267,54 @@ fn reused_cells_never_expose_stale_slots() {
         assert_eq!(o.get("b").unwrap(), Value::bool(true));
     }
 }
+
+/// An allocator that, when armed, panics once after freeing the last block a finalizer
+/// frees (the storage wrapper; in the wide layout the slot block), so nothing leaks.
+struct PanicOnFree(std::sync::Arc<std::sync::atomic::AtomicBool>);
+
+// SAFETY: forwards to the global allocator (a panicking `dealloc` has freed the block).
+unsafe impl gc_object::RawAlloc for PanicOnFree {
+    fn alloc(&self, layout: std::alloc::Layout) -> Option<std::ptr::NonNull<u8>> {
+        gc_object::SystemAlloc.alloc(layout)
+    }
+    unsafe fn dealloc(&self, ptr: std::ptr::NonNull<u8>, layout: std::alloc::Layout) {
+        // SAFETY: forwarded contract.
+        unsafe { gc_object::SystemAlloc.dealloc(ptr, layout) }
+        let last = gc_object::WIDE_OBJECT || layout.size() == gc_object::STORAGE_STATE_BYTES;
+        if last && self.0.swap(false, std::sync::atomic::Ordering::SeqCst) {
+            panic!("dealloc refused");
+        }
+    }
+}
+
+/// A panic out of the allocator in the middle of a collection (while a dead object's side
+/// state is freed) must not leave mark bits behind: the next collection would take a root
+/// whose bit is still set for already marked, not trace it, and free what it references
+/// (a use-after-free through the root).
+#[test]
+fn a_panic_during_collection_leaves_no_marks() {
+    let armed = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let mut heap = Heap::with_allocator(PanicOnFree(armed.clone()));
+    let root = {
+        let m = &mut heap.mutator();
+        // Garbage with side state (external slots), in the same chunk word as the root.
+        let g = m.object().unwrap();
+        for i in 0..=INLINE_SLOTS {
+            g.set(PropertyKey::parse(&format!("p{i}")), Value::number(0.0))
+                .unwrap();
+        }
+        let r = m.object().unwrap();
+        let child = m.object().unwrap();
+        child.set("x", Value::number(7.0)).unwrap();
+        r.set("child", child.value()).unwrap();
+        heap.root(r).unwrap()
+    };
+    armed.store(true, std::sync::atomic::Ordering::SeqCst);
+    let hit = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| heap.collect()));
+    assert!(hit.is_err(), "the allocator's panic propagates");
+    let s = heap.collect();
+    assert_eq!(s.marked, 2, "root and child traced again: {s:?}");
+    let r = root.get(&heap).unwrap();
+    let child = r.get("child").unwrap().as_object().unwrap();
+    assert_eq!(child.get("x").unwrap(), Value::number(7.0));
+}

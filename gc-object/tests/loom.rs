@@ -113,3 +113,33 @@ fn loom_two_threads_add_properties() {
         assert_eq!(o.own_keys().unwrap().len(), INLINE_SLOTS + 2);
     });
 }
+
+/// Two threads link two objects crosswise (`a.__proto__ = b` and `b.__proto__ = a`): one of
+/// them must see the other's link and refuse with `PrototypeCycle`. A cycle would make
+/// every lookup of a missing key loop forever.
+#[test]
+fn loom_crosswise_prototypes_make_no_cycle() {
+    loom::model(|| {
+        let heap = Heap::new();
+        let (ra, rb) = {
+            let mut m = heap.mutator();
+            let a = m.object().unwrap();
+            let b = m.object().unwrap();
+            (heap.root(a).unwrap(), heap.root(b).unwrap())
+        };
+        let (heap, ra, rb) = (Arc::new(heap), Arc::new(ra), Arc::new(rb));
+        let (h2, a2, b2) = (heap.clone(), ra.clone(), rb.clone());
+        let t = thread::spawn(move || {
+            let (a, b) = (a2.get(&h2).unwrap(), b2.get(&h2).unwrap());
+            let _ = a.set_prototype(Some(b));
+        });
+        {
+            let (a, b) = (ra.get(&heap).unwrap(), rb.get(&heap).unwrap());
+            let _ = b.set_prototype(Some(a));
+        }
+        t.join().unwrap();
+        let (a, b) = (ra.get(&heap).unwrap(), rb.get(&heap).unwrap());
+        let cycle = a.prototype().unwrap() == Some(b) && b.prototype().unwrap() == Some(a);
+        assert!(!cycle, "prototype cycle a <-> b");
+    });
+}

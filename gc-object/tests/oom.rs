@@ -353,3 +353,32 @@ unsafe impl GlobalAlloc for Sys {
         unsafe { System.dealloc(p, l) }
     }
 }
+
+/// `length` made non-writable while it changes: the new length and the attribute entry
+/// are one change (an allocation failure leaves the old length, still writable).
+#[test]
+fn length_changed_and_made_read_only() {
+    for (what, target) in [("shrink", 2.0), ("extend", 9.0)] {
+        inject(
+            what,
+            |m| {
+                let a = m.array().unwrap();
+                for i in 0..5 {
+                    a.push(n(i as f64)).unwrap();
+                }
+                a
+            },
+            move |_, o| {
+                o.define(
+                    PropertyKey::length(),
+                    Property::Data {
+                        value: n(target),
+                        writable: false,
+                        enumerable: false,
+                        configurable: false,
+                    },
+                )
+            },
+        );
+    }
+}

@@ -474,3 +474,30 @@ fn roots_survive_collection() {
     let s = heap.collect();
     assert_eq!((s.marked, s.freed), (0, 2));
 }
+
+/// A literal names each property once (JS `{a: 1, a: 2}` has one key): a repeated name is
+/// rejected with a message that says so, instead of a shape listing the key twice.
+#[test]
+#[should_panic(expected = "gc-object: literal names property \"a\" twice")]
+fn literal_with_a_repeated_name_is_rejected() {
+    let heap = Heap::new();
+    let lit = heap.literal(&["a", "b", "a"]);
+    let mut m = heap.mutator();
+    let o = m.literal(&lit, &[n(1.0), n(2.0), n(3.0)]).unwrap();
+    // Without the check (release): `a` is listed twice and reads the first value.
+    let keys = o.own_keys().unwrap();
+    assert_eq!(keys.len(), 2, "own keys {keys:?}");
+}
+
+/// A literal's names become shape keys; an array-index name ("0") would be a named
+/// property that `get("0")` (an index key) never finds. Rejected with a message.
+#[test]
+#[should_panic(expected = "gc-object: literal property \"0\" is an array index")]
+fn literal_with_an_index_name_is_rejected() {
+    let heap = Heap::new();
+    let lit = heap.literal(&["x", "0"]);
+    let mut m = heap.mutator();
+    let o = m.literal(&lit, &[n(1.0), n(2.0)]).unwrap();
+    // Without the check: the value is stored but not found.
+    assert_eq!(o.get("0").unwrap(), n(2.0));
+}

@@ -162,6 +162,13 @@ impl Drop for Root {
 #[derive(Debug, Default)]
 pub(crate) struct MarkStack(Vec<NonNull<ObjectCell>>);
 
+impl MarkStack {
+    /// Forgets the entries of an interrupted collection.
+    pub(crate) fn clear(&mut self) {
+        self.0.clear();
+    }
+}
+
 // SAFETY: only used by `collect`, which has exclusive access to the heap.
 unsafe impl Send for MarkStack {}
 // SAFETY: as for `Send`.

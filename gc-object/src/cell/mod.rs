@@ -473,7 +473,7 @@ impl<'h> Obj<'h> {
     #[inline]
     pub(crate) fn heap(self) -> &'h crate::heap::HeapShared {
         // SAFETY: the cell is live (type invariant); its chunk's owner is the `HeapShared`
-        // of the heap borrowed for `'h`, which does not move while boxed.
+        // of the heap borrowed for `'h`, which does not move (it sits in the heap's `Arc`).
         unsafe { &*self.heap_tag().cast::<crate::heap::HeapShared>() }
     }
 

@@ -168,7 +168,8 @@ unsafe impl Send for Chunk {}
 
 impl Chunk {
     fn header(&self) -> &ChunkHeader {
-        // SAFETY: chunks in lists and caches are live until `Slab::destroy`.
+        // SAFETY: chunks in lists and caches are live until the slab drops (or, for an
+        // empty chunk, `release_empty_chunks` takes it out of every list first).
         unsafe { self.0.as_ref() }
     }
     fn base(&self) -> *mut u8 {
@@ -675,6 +676,18 @@ impl Slab {
             }
         }
         counts
+    }
+
+    /// Clears every mark bit (after a collection was interrupted by a panic).
+    pub(crate) fn clear_marks(&mut self) {
+        // `&mut self`: the lock is uncontended.
+        let guard = lock(&self.lists);
+        for c in guard.chunks.iter().chain(&guard.large) {
+            c.header().meta.with_mut(|m| {
+                // SAFETY: exclusive (`&mut self`): no cache owns the chunk.
+                unsafe { &mut *m }.mark = [0; BITMAP_WORDS];
+            });
+        }
     }
 
     /// Returns chunks without live cells to the allocator. `&mut self`: no cache holds one.
