@@ -58,7 +58,7 @@ impl<K: Key, V: Pod> Map<K, V> {
         pin()
     }
 
-    pub(crate) fn pma<'g>(&self, guard: &'g Guard) -> &'g Pma<K, V> {
+    pub(crate) fn pma<'g>(&'g self, guard: &'g Guard) -> &'g Pma<K, V> {
         self.root.load(guard)
     }
 
@@ -84,7 +84,7 @@ impl<K: Key, V: Pod> Map<K, V> {
 
     /// Locks the leaf that owns `k` in the current array, or returns `None` after backing
     /// off when it is busy (the caller retries from the root).
-    fn lock_owner<'g>(&self, k: &K, guard: &'g Guard) -> Option<(&'g Pma<K, V>, usize)> {
+    fn lock_owner<'g>(&'g self, k: &K, guard: &'g Guard) -> Option<(&'g Pma<K, V>, usize)> {
         let pma = self.root.load(guard);
         let mut j = pma.locate(k);
         loop {

@@ -69,15 +69,17 @@ impl<K, V> Root<K, V> {
         }
     }
 
-    /// The current array, valid for as long as `guard` is pinned.
+    /// The current array, valid for as long as `guard` is pinned and the root lives (the
+    /// lifetime ties both: `drop` frees the current array whatever the pins).
     #[inline]
-    pub(crate) fn load<'g>(&self, _guard: &'g Guard) -> &'g Pma<K, V> {
+    pub(crate) fn load<'g>(&'g self, _guard: &'g Guard) -> &'g Pma<K, V> {
         let p = self.ptr.load(Ordering::Acquire);
         // SAFETY: (1) `p` came from `Box::into_raw` in `new` or `replace` and is never null.
         // (2) An array is freed only after `replace` unlinked it, and then only through
         // `defer_unchecked` on an epoch guard (or at `Root::drop` under loom / for the
         // current one), so it stays allocated while any thread that loaded it before the
-        // unlink is still pinned; `_guard` is such a pin and bounds the returned lifetime.
+        // unlink is still pinned and while `self` is not dropped; `_guard` is such a pin,
+        // and the returned lifetime is bounded by both it and `&self`.
         // (3) All shared mutation of a `Pma` goes through atomics, so `&Pma` is sound.
         unsafe { &*p }
     }
