@@ -109,6 +109,25 @@ impl PropertyKey {
         PropertyKey::Name(Key::new(text))
     }
 
+    /// The same key in canonical form: a [`PropertyKey::Name`] whose text is a canonical
+    /// array index (`Name(Key::new("0"))`) becomes [`PropertyKey::Index`], so both spellings
+    /// of a key name the same property. Every object operation canonicalises its key
+    /// (fast paths need not: a shape never holds an index-like name).
+    #[inline]
+    pub fn canonical(self) -> PropertyKey {
+        match self {
+            PropertyKey::Name(k)
+                if k.as_str()
+                    .as_bytes()
+                    .first()
+                    .is_some_and(u8::is_ascii_digit) =>
+            {
+                PropertyKey::parse(k.as_str())
+            }
+            other => other,
+        }
+    }
+
     /// The `"length"` key.
     pub fn length() -> PropertyKey {
         PropertyKey::Name(length_key())
@@ -139,8 +158,9 @@ impl From<u32> for PropertyKey {
 }
 
 impl From<Key> for PropertyKey {
+    /// Canonical: a key whose text is an array index becomes [`PropertyKey::Index`].
     fn from(k: Key) -> Self {
-        PropertyKey::Name(k)
+        PropertyKey::Name(k).canonical()
     }
 }
 

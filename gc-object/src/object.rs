@@ -244,6 +244,7 @@ impl<'h> Obj<'h> {
 
     #[inline(never)]
     fn get_slow(self, key: PropertyKey) -> Result<Value<'h>, Error> {
+        let key = key.canonical();
         self.check_thread()?;
         let mut o = self;
         loop {
@@ -265,7 +266,7 @@ impl<'h> Obj<'h> {
         self,
         key: impl Into<PropertyKey>,
     ) -> Result<Option<Property<'h>>, Error> {
-        let key = key.into();
+        let key = key.into().canonical();
         self.check_thread()?;
         let Some(f) = self.find_own(key) else {
             return Ok(None);
@@ -291,7 +292,7 @@ impl<'h> Obj<'h> {
     /// Does the object have `key` itself (not through its prototype)?
     pub fn has_own(self, key: impl Into<PropertyKey>) -> Result<bool, Error> {
         self.check_thread()?;
-        Ok(self.find_own(key.into()).is_some())
+        Ok(self.find_own(key.into().canonical()).is_some())
     }
 
     /// Calls a function object with `this` and one argument.
@@ -332,6 +333,7 @@ impl<'h> Obj<'h> {
 
     #[inline(never)]
     fn set_slow(self, key: PropertyKey, value: Value<'h>) -> Result<(), Error> {
+        let key = key.canonical();
         self.check_thread()?;
         self.check_value(value)?;
         if self.find_own(key).is_none() {
@@ -367,7 +369,7 @@ impl<'h> Obj<'h> {
     /// every field given). Errors: adding to a non-extensible object, changing a
     /// non-configurable property.
     pub fn define(self, key: impl Into<PropertyKey>, prop: Property<'h>) -> Result<(), Error> {
-        let key = key.into();
+        let key = key.into().canonical();
         self.check_thread()?;
         let (value, getter, setter) = match prop {
             Property::Data { value, .. } => (value, Value::UNDEFINED, Value::UNDEFINED),
@@ -477,7 +479,7 @@ impl<'h> Obj<'h> {
     /// `[[Delete]]` with strict-mode errors: `Ok(true)` if it was there, `Ok(false)` if not,
     /// an error for a non-configurable property.
     pub fn delete(self, key: impl Into<PropertyKey>) -> Result<bool, Error> {
-        let key = key.into();
+        let key = key.into().canonical();
         self.check_thread()?;
         let g = self.lock();
         let Some(f) = self.find_own(key) else {

@@ -501,3 +501,30 @@ fn literal_with_an_index_name_is_rejected() {
     // Without the check: the value is stored but not found.
     assert_eq!(o.get("0").unwrap(), n(2.0));
 }
+
+/// `Name("0")` and `Index(0)` are one property, whichever spelling made it (no separate
+/// named property "0" that shadows or hides the element).
+#[test]
+fn index_like_names_are_the_index() {
+    use gc_object::{Key, PropertyKey};
+    let heap = gc_object::Heap::new();
+    let mut m = heap.mutator();
+    let a = m.array().unwrap();
+    a.push(gc_object::Value::number(7.0)).unwrap();
+    let name = PropertyKey::Name(Key::new("0"));
+    assert_eq!(a.get(name).unwrap(), gc_object::Value::number(7.0));
+    assert_eq!(
+        a.get(PropertyKey::from(Key::new("0"))).unwrap(),
+        gc_object::Value::number(7.0)
+    );
+    let o = m.object().unwrap();
+    o.set(
+        PropertyKey::Name(Key::new("5")),
+        gc_object::Value::number(1.0),
+    )
+    .unwrap();
+    assert_eq!(o.get(5u32).unwrap(), gc_object::Value::number(1.0));
+    assert!(o.has_own("5").unwrap());
+    assert!(o.delete(PropertyKey::Name(Key::new("5"))).unwrap());
+    assert!(!o.has_own(5u32).unwrap());
+}
