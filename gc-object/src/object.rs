@@ -432,7 +432,7 @@ impl<'h> Obj<'h> {
                     let e = self.elements().expect("elements");
                     g.store_element(e, i, value);
                 }
-                Loc::Length => unreachable!(),
+                Loc::Length => unreachable!("`length` was handled by the branch above"),
             }
             return Ok(());
         }
