@@ -317,14 +317,31 @@ fn inline_words(bytes: &[u8]) -> (usize, usize) {
 fn inline_string(bytes: &[u8]) -> Words {
     let len = bytes.len();
     let (w0, w1) = inline_words(bytes);
-    // A full string's last byte is its own data; shorter ones get `0xC0 + len` on top.
-    let tag = (INLINE_TAG_BASE as usize | len) << LEN_BITS;
-    let w1 = if len < INLINE_CAPACITY { w1 | tag } else { w1 };
     // SAFETY: for a full string the top byte is the final byte of valid UTF-8 (< 0xC0);
     // otherwise it is 0xC0 + len <= 0xCF (the high bytes of `w1` are zero).
     // Word 0 holds bytes, not an address: store it in little-endian byte order too.
-    unsafe { Words::from_parts(ptr::without_provenance(w0.to_le()), w1) }
+    unsafe { Words::from_parts(ptr::without_provenance(w0.to_le()), w1 | inline_tag(len)) }
 }
+
+/// Word 1's tag bits for an inline string of `len <= INLINE_CAPACITY` bytes, without a
+/// branch: `(0xC0 + len) << LEN_BITS` below capacity, 0 for a full string (whose last byte
+/// is its own data). Below capacity the low byte of `len - CAP` is `256 - CAP + len`,
+/// whose top bits are all ones; masking with `0xC0 | (CAP - 1)` leaves `0xC0 + len`.
+/// At capacity the difference is 0.
+#[inline(always)]
+const fn inline_tag(len: usize) -> usize {
+    const MASK: u8 = INLINE_TAG_BASE | (INLINE_CAPACITY - 1) as u8;
+    // Byte arithmetic keeps the constants small immediates (`len <= CAP` fits a byte).
+    (((len as u8).wrapping_sub(INLINE_CAPACITY as u8) & MASK) as usize) << LEN_BITS
+}
+
+const _: () = {
+    // The mask trick needs a power-of-two capacity no larger than the low tag bits.
+    assert!(INLINE_CAPACITY.is_power_of_two() && INLINE_CAPACITY <= 0x40);
+    assert!(inline_tag(0) == (INLINE_TAG_BASE as usize) << LEN_BITS);
+    assert!(inline_tag(INLINE_CAPACITY - 1) == (0xBF + INLINE_CAPACITY) << LEN_BITS);
+    assert!(inline_tag(INLINE_CAPACITY) == 0);
+};
 
 /// An inline `LeanCString` (`bytes.len() <= C_INLINE_CAPACITY`, no NUL): the last byte is
 /// the remaining capacity, so it is 0, the terminator, when the string is full.
@@ -374,5 +391,19 @@ mod has_nul_tests {
                 assert!(!super::has_nul(&v), "len {n}, 0x80 at {i}");
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod inline_tag_tests {
+    use super::*;
+
+    #[test]
+    fn inline_tag_is_base_plus_len_below_capacity_and_zero_at_capacity() {
+        for len in 0..INLINE_CAPACITY {
+            let want = (INLINE_TAG_BASE as usize + len) << LEN_BITS;
+            assert_eq!(inline_tag(len), want, "len {len}");
+        }
+        assert_eq!(inline_tag(INLINE_CAPACITY), 0);
     }
 }
