@@ -242,12 +242,12 @@ impl<'h> Mutator<'h> {
 
     /// Object cells this mutator has allocated.
     pub fn cells_allocated(&self) -> u64 {
-        self.cache.cells.iter().sum()
+        self.cache.cells().iter().sum()
     }
 
     /// Object cells this mutator has allocated, per slab class (see `SIZE_CLASSES`).
     pub fn cells_allocated_per_class(&self) -> [u64; SIZE_CLASSES.len()] {
-        self.cache.cells
+        self.cache.cells()
     }
 
     #[inline]
@@ -340,7 +340,9 @@ impl<'h> Mutator<'h> {
         let shape = lit.shape(shared)?;
         self.check_values(values)?;
         self.check_proto(proto)?;
-        if lit.len() <= cell::INLINE_SLOTS {
+        // (The literal's shape has one slot per property; testing the shape's count lets
+        // the compiler merge this test with the one in `alloc_object`.)
+        if shape.slot_count() as usize <= cell::INLINE_SLOTS {
             return gc::alloc_object(shared, &mut self.cache, shape, proto, 0, values);
         }
         self.literal_external(shape, proto, values)

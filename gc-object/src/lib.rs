@@ -14,7 +14,7 @@ pub use cell::{
 };
 pub use heap::{CollectStats, Heap, HeapStats, Mutator};
 pub use key::{Key, MAX_ARRAY_INDEX, PropertyKey};
-pub use object::{MAX_INDEX_GAP, NativeFn, Property};
+pub use object::{MAX_INDEX_GAP, NativeFn, Property, PropertyCache};
 pub use slab::{
     CHUNK_BYTES, CHUNK_POOL_CHUNKS, LARGEST_CLASS, RawAlloc, SIZE_CLASSES, SystemAlloc, class_of,
 };

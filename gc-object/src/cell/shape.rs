@@ -9,6 +9,7 @@
 use std::collections::HashMap;
 
 use crate::key::Key;
+use crate::sync::unmodeled;
 // Shapes are heap metadata outside the modeled object protocol: a plain std mutex (no loom
 // operation happens while it is held, so loom cannot switch threads inside it).
 use std::sync::Mutex;
@@ -29,9 +30,15 @@ enum Transition {
     Delete(Key),
 }
 
+/// Shape ids are unique in the process and never reused, so a cache that remembers an id
+/// can never mistake a newer shape at a reused address for the one it saw.
+static NEXT_SHAPE_ID: unmodeled::AtomicU64 = unmodeled::AtomicU64::new(1);
+
 /// One hidden class.
 #[derive(Debug)]
 pub(crate) struct Shape {
+    /// Unique, never reused, never 0 (0 means "no shape" in a [`crate::PropertyCache`]).
+    id: u64,
     entries: Box<[(Key, u32)]>,
     slot_count: u32,
     index: Option<HashMap<Key, u32>>,
@@ -43,6 +50,7 @@ impl Shape {
         let index = (entries.len() > LINEAR_LOOKUP_MAX)
             .then(|| entries.iter().map(|&(k, s)| (k, s)).collect());
         Shape {
+            id: NEXT_SHAPE_ID.fetch_add(1, unmodeled::Ordering::Relaxed),
             entries,
             slot_count,
             index,
@@ -57,6 +65,12 @@ impl Shape {
             Some(map) => map.get(&key).copied(),
             None => self.entries.iter().find(|e| e.0 == key).map(|e| e.1),
         }
+    }
+
+    /// The process-unique id of this shape.
+    #[inline]
+    pub(crate) fn id(&self) -> u64 {
+        self.id
     }
 
     /// Named properties in insertion order with their slots.

@@ -262,6 +262,25 @@ impl<'h> Value<'h> {
         let b = self.word.bits();
         (b < TAG_SPECIAL).then(|| f64::from_bits(b))
     }
+    /// The number as a `u32`, if this is a number with an exact `u32` value (an integer in
+    /// `0 ..= 2^32 - 1`; `-0` counts as 0). Cheaper than going through [`Value::as_number`]
+    /// and a checked float-to-integer conversion by hand.
+    #[inline]
+    pub fn as_u32(self) -> Option<u32> {
+        let n = self.as_number()?;
+        // Saturating cast, then exactness: out-of-range, fractional and NaN values fail the
+        // round trip.
+        let i = n as u32;
+        (f64::from(i) == n).then_some(i)
+    }
+    /// The number as an `i32`, if this is a number with an exact `i32` value (`-0` counts
+    /// as 0).
+    #[inline]
+    pub fn as_i32(self) -> Option<i32> {
+        let n = self.as_number()?;
+        let i = n as i32;
+        (f64::from(i) == n).then_some(i)
+    }
     /// The interned string, if this is one.
     pub fn as_string(self) -> Option<Key> {
         let b = self.word.bits();
@@ -294,6 +313,26 @@ impl<'h> Value<'h> {
 impl<'h> From<f64> for Value<'h> {
     fn from(n: f64) -> Self {
         Value::number(n)
+    }
+}
+impl<'h> From<u32> for Value<'h> {
+    /// The number `n` (exact: every `u32` is an f64 integer; no NaN check needed).
+    #[inline]
+    fn from(n: u32) -> Self {
+        Value {
+            word: Word::from_bits(f64::from(n).to_bits()),
+            _heap: PhantomData,
+        }
+    }
+}
+impl<'h> From<i32> for Value<'h> {
+    /// The number `n` (exact).
+    #[inline]
+    fn from(n: i32) -> Self {
+        Value {
+            word: Word::from_bits(f64::from(n).to_bits()),
+            _heap: PhantomData,
+        }
     }
 }
 impl<'h> From<bool> for Value<'h> {

@@ -317,8 +317,11 @@ pub(crate) struct LocalCache {
     current: [Option<Chunk>; SIZE_CLASSES.len()],
     next: [*mut u8; SIZE_CLASSES.len()],
     limit: [*mut u8; SIZE_CLASSES.len()],
-    /// Cells handed out, per class.
-    pub(crate) cells: [u64; SIZE_CLASSES.len()],
+    /// Where the current bump range started: cells bumped from it are counted from
+    /// `next - start` when the range ends or is asked for, not one by one.
+    start: [*mut u8; SIZE_CLASSES.len()],
+    /// Cells handed out, per class, not counting the current bump range.
+    cells: [u64; SIZE_CLASSES.len()],
 }
 
 // SAFETY: the pointers are a bump range of a chunk this cache owns; moving the cache to
@@ -331,8 +334,29 @@ impl Default for LocalCache {
             current: [None; SIZE_CLASSES.len()],
             next: [core::ptr::null_mut(); SIZE_CLASSES.len()],
             limit: [core::ptr::null_mut(); SIZE_CLASSES.len()],
+            start: [core::ptr::null_mut(); SIZE_CLASSES.len()],
             cells: [0; SIZE_CLASSES.len()],
         }
+    }
+}
+
+impl LocalCache {
+    /// Cells bumped from the current range of `class`.
+    fn bumped(&self, class: usize) -> u64 {
+        ((self.next[class].addr() - self.start[class].addr()) / SIZE_CLASSES[class]) as u64
+    }
+
+    /// Cells handed out, per class.
+    pub(crate) fn cells(&self) -> [u64; SIZE_CLASSES.len()] {
+        core::array::from_fn(|c| self.cells[c] + self.bumped(c))
+    }
+
+    /// Ends the current bump range of `class` (its cells are counted).
+    fn end_range(&mut self, class: usize) {
+        self.cells[class] += self.bumped(class);
+        self.next[class] = core::ptr::null_mut();
+        self.limit[class] = core::ptr::null_mut();
+        self.start[class] = core::ptr::null_mut();
     }
 }
 
@@ -449,14 +473,18 @@ impl Slab {
     pub(crate) fn alloc_cell(&self, cache: &mut LocalCache, class: usize) -> Option<NonNull<u8>> {
         let next = cache.next[class];
         if next != cache.limit[class] {
-            // Bump allocation inside the range this cache owns.
+            // Bump allocation inside the range this cache owns (counted when it ends).
             cache.next[class] = next.wrapping_add(SIZE_CLASSES[class]);
-            cache.cells[class] += 1;
-            return NonNull::new(next);
+            // SAFETY: `next != limit`, so a range is set, and ranges are cells of a chunk
+            // (non-null); the empty range is null..null.
+            return Some(unsafe { NonNull::new_unchecked(next) });
         }
         self.alloc_slow(cache, class)
     }
 
+    // Cold: the hot path then keeps values in registers instead of spilling them around a
+    // call it rarely makes.
+    #[cold]
     #[inline(never)]
     fn alloc_slow(&self, cache: &mut LocalCache, class: usize) -> Option<NonNull<u8>> {
         if let Some(c) = cache.current[class] {
@@ -473,8 +501,7 @@ impl Slab {
     fn refill(&self, cache: &mut LocalCache, class: usize) -> Option<NonNull<u8>> {
         // A full chunk stays in `chunks` only; the sweep puts it back on `partial`.
         cache.current[class] = None;
-        cache.next[class] = core::ptr::null_mut();
-        cache.limit[class] = core::ptr::null_mut();
+        cache.end_range(class);
         loop {
             let mut l = lock(&self.lists);
             let chunk = match l.partial[class].pop() {
@@ -494,9 +521,9 @@ impl Slab {
             // SAFETY: the chunk was just taken out of the shared lists into this cache.
             if let Some((next, limit)) = unsafe { chunk.take_range() } {
                 cache.current[class] = Some(chunk);
+                cache.start[class] = next;
                 cache.next[class] = next.wrapping_add(SIZE_CLASSES[class]);
                 cache.limit[class] = limit;
-                cache.cells[class] += 1;
                 return NonNull::new(next);
             }
             // SAFETY: as above.
@@ -512,15 +539,14 @@ impl Slab {
     /// Hands a cache's chunks back (when its mutator ends).
     pub(crate) fn release_cache(&self, cache: &mut LocalCache) {
         let mut l = lock(&self.lists);
-        for (class, cur) in cache.current.iter_mut().enumerate() {
-            if let Some(c) = cur.take() {
+        for class in 0..SIZE_CLASSES.len() {
+            if let Some(c) = cache.current[class].take() {
                 let (next, limit) = (cache.next[class], cache.limit[class]);
                 if next != limit {
                     // SAFETY: the cache owns the chunk and the range came from it.
                     unsafe { c.return_range(next, limit) };
                 }
-                cache.next[class] = core::ptr::null_mut();
-                cache.limit[class] = core::ptr::null_mut();
+                cache.end_range(class);
                 // Capacity was reserved when the chunk was made (one slot per chunk).
                 l.partial[class].push(c);
             }
