@@ -126,6 +126,8 @@ impl Heap {
     pub fn mutator(&self) -> Mutator<'_> {
         Mutator {
             heap: self,
+            shared: &self.shared,
+            heap_id: self.shared.id,
             cache: LocalCache::default(),
         }
     }
@@ -218,6 +220,10 @@ impl Drop for Heap {
 /// chunk). `Send` but not `Sync`.
 pub struct Mutator<'h> {
     heap: &'h Heap,
+    /// `&heap.shared` and its id, kept here so the allocation path reads them from the
+    /// mutator instead of following the heap's pointers.
+    shared: &'h HeapShared,
+    heap_id: u64,
     cache: LocalCache,
 }
 
@@ -232,7 +238,7 @@ impl core::fmt::Debug for Mutator<'_> {
 impl<'h> Mutator<'h> {
     #[inline]
     fn shared(&self) -> &'h HeapShared {
-        &self.heap.shared
+        self.shared
     }
 
     /// The heap.
@@ -337,7 +343,7 @@ impl<'h> Mutator<'h> {
             return Err(Error::TooManyValues);
         }
         let shared = self.shared();
-        let shape = lit.shape(shared)?;
+        let shape = lit.shape(shared, self.heap_id)?;
         self.check_values(values)?;
         self.check_proto(proto)?;
         // (The literal's shape has one slot per property; testing the shape's count lets

@@ -68,10 +68,12 @@ impl Literal {
         self.len == 0
     }
 
-    /// The shape, if `heap` is the heap the literal was prepared for.
+    /// The shape, if `heap` (whose id is `heap_id`, passed by the caller that has it at
+    /// hand) is the heap the literal was prepared for.
     #[inline]
-    pub(crate) fn shape<'h>(&self, heap: &'h HeapShared) -> Result<&'h Shape, Error> {
-        if heap.id != self.heap_id {
+    pub(crate) fn shape<'h>(&self, heap: &'h HeapShared, heap_id: u64) -> Result<&'h Shape, Error> {
+        debug_assert_eq!(heap_id, heap.id);
+        if heap_id != self.heap_id {
             return Err(Error::ForeignHeap);
         }
         // SAFETY: the shape belongs to the heap with this id, which is alive ('h) and owns
