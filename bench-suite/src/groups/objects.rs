@@ -545,6 +545,31 @@ fn properties(ctx: &mut Ctx<'_>) -> BenchResult {
                 }
             },
         )?;
+        // The same reads through one `PropertyCache` per key (an engine's inline cache per
+        // access site): every object has the literal's shape, so all but the first hit.
+        let caches: Vec<PropertyCache> = keys.iter().map(|&k| PropertyCache::new(k)).collect();
+        let case = Case::new("read (cached)", impl_name, "properties", n as u64);
+        ctx.time(
+            &case,
+            BATCH as u64,
+            || (),
+            |()| {
+                let mut sum = 0u64;
+                for o in &objs {
+                    for c in &caches {
+                        sum += num(o.get_cached(c).expect("get"));
+                    }
+                }
+                sum
+            },
+            |&sum| {
+                if sum == expect {
+                    Ok(())
+                } else {
+                    Err(format!("sum {sum}, expected {expect}"))
+                }
+            },
+        )?;
         let case = Case::new("write", impl_name, "properties", n as u64);
         ctx.time(
             &case,
