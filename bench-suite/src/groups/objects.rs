@@ -472,6 +472,17 @@ pub fn property_counts() -> std::ops::RangeInclusive<usize> {
     0..=INLINE_SLOTS + 4
 }
 
+/// The answer check of a sweep case that returns a sum.
+fn sum_is(want: u64) -> impl Fn(&u64) -> Result<(), String> {
+    move |&sum| {
+        if sum == want {
+            Ok(())
+        } else {
+            Err(format!("sum {sum}, expected {want}"))
+        }
+    }
+}
+
 fn properties(ctx: &mut Ctx<'_>) -> BenchResult {
     // The same name in both layouts, so that the A/B script can pair the rows.
     let impl_name = "gc-object";
@@ -503,18 +514,11 @@ fn properties(ctx: &mut Ctx<'_>) -> BenchResult {
                 }
                 sum
             },
-            |&sum| {
-                let want = if n == 0 {
-                    0
-                } else {
-                    BATCH as u64 * (n as u64 - 1)
-                };
-                if sum == want {
-                    Ok(())
-                } else {
-                    Err(format!("sum {sum}, expected {want}"))
-                }
-            },
+            sum_is(if n == 0 {
+                0
+            } else {
+                BATCH as u64 * (n as u64 - 1)
+            }),
         )?;
 
         heap.borrow_mut().collect();
@@ -537,13 +541,7 @@ fn properties(ctx: &mut Ctx<'_>) -> BenchResult {
                 }
                 sum
             },
-            |&sum| {
-                if sum == expect {
-                    Ok(())
-                } else {
-                    Err(format!("sum {sum}, expected {expect}"))
-                }
-            },
+            sum_is(expect),
         )?;
         // The same reads through one `PropertyCache` per key (an engine's inline cache per
         // access site): every object has the literal's shape, so all but the first hit.
@@ -562,13 +560,7 @@ fn properties(ctx: &mut Ctx<'_>) -> BenchResult {
                 }
                 sum
             },
-            |&sum| {
-                if sum == expect {
-                    Ok(())
-                } else {
-                    Err(format!("sum {sum}, expected {expect}"))
-                }
-            },
+            sum_is(expect),
         )?;
         let case = Case::new("write", impl_name, "properties", n as u64);
         ctx.time(
