@@ -7,7 +7,7 @@ use core::ops::Deref;
 use core::str::{FromStr, Utf8Error};
 
 use crate::error::{CStringError, InteriorNulError, ReserveError};
-use crate::repr::{CRepr, Kind};
+use crate::repr::{CRepr, Kind, Mutable, Shared};
 
 /// A 16-byte (8 on 32-bit) UTF-8 string that always ends in a NUL, so
 /// [`as_c_str`](Self::as_c_str) and [`as_ptr`](Self::as_ptr) never copy.
@@ -228,7 +228,7 @@ impl LeanCString {
     /// Fallible [`push_str`](Self::push_str).
     pub fn try_push_str(&mut self, s: &str) -> Result<(), CStringError> {
         check_nul(s)?;
-        Ok(self.repr.push_str_no_nul(s)?)
+        Ok(self.repr.push_str(s)?)
     }
 
     /// Removes and returns the last char.
@@ -338,7 +338,7 @@ impl LeanCString {
         if string.is_empty() {
             return Ok(());
         }
-        Ok(self.repr.insert_str_no_nul(idx, string)?)
+        Ok(self.repr.insert_str(idx, string)?)
     }
 
     /// The string repeated `n` times.
@@ -358,7 +358,7 @@ impl LeanCString {
         let mut out = Self::try_with_capacity(total)?;
         for _ in 0..n {
             // Our own contents hold no NUL.
-            out.repr.push_str_no_nul(self.as_str())?;
+            out.repr.push_str(self.as_str())?;
         }
         Ok(out)
     }

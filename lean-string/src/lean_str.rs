@@ -7,7 +7,7 @@ use core::ops::Deref;
 use core::str::FromStr;
 
 use crate::error::{FromUtf16Error, ReserveError};
-use crate::repr::{Kind, StrRepr};
+use crate::repr::{Kind, Shared, StrRepr};
 use crate::{LeanString, LeanStringWith};
 
 /// An immutable 16-byte (8 on 32-bit) string: inline, static, or a shared heap buffer sized

@@ -10,7 +10,7 @@ use core::str::FromStr;
 use crate::LeanStr;
 use crate::error::{FromUtf16Error, ReserveError};
 use crate::repr::heap::{Compact, HeaderPolicy, Wide};
-use crate::repr::{Kind, Repr, StrRepr};
+use crate::repr::{Kind, Mutable, Repr, Shared, StrRepr};
 
 /// A 16-byte (8 on 32-bit), clone-on-write, small-string-optimized string with the 8-byte
 /// heap header. See the [crate documentation](crate) for the layout.

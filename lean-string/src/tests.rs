@@ -1,6 +1,9 @@
 //! Unit tests of the unsafe core: refcount saturation (through the test-only hook), header
 //! selection, and loom models of the refcount protocol.
 
+#[cfg(not(loom))]
+use crate::repr::Mutable;
+use crate::repr::Shared;
 use crate::repr::heap::{self, MAX_REFCOUNT};
 use crate::sync::Ordering;
 use crate::{LeanCString, LeanStr, LeanString, WideLeanString};

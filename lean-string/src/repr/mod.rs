@@ -8,14 +8,25 @@
 mod cstring;
 pub(crate) mod heap;
 mod lean_str;
+mod shared;
 mod string;
 
 pub(crate) use cstring::CRepr;
 pub(crate) use lean_str::StrRepr;
-pub(crate) use string::{Kind, Repr};
+pub(crate) use shared::{Mutable, Shared};
+pub(crate) use string::Repr;
 
 use core::mem::size_of;
-use core::ptr;
+use core::ptr::{self, NonNull};
+use core::slice;
+
+/// What a string's words hold, read from the tag.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Kind {
+    Inline,
+    Heap,
+    Static,
+}
 
 /// Bytes in a machine word.
 const WORD: usize = size_of::<usize>();
@@ -232,6 +243,66 @@ impl Words {
     #[inline(always)]
     const fn static_str(s: &'static [u8]) -> Self {
         Self::pointer(s.as_ptr(), s.len(), STATIC_TAG)
+    }
+
+    /// The same for all three types: the heap and static tags are shared, and every other
+    /// last byte belongs to an inline string.
+    #[inline(always)]
+    fn kind(&self) -> Kind {
+        match self.last() {
+            HEAP_TAG => Kind::Heap,
+            STATIC_TAG => Kind::Static,
+            _ => Kind::Inline,
+        }
+    }
+
+    /// A heap string's data pointer.
+    #[inline(always)]
+    fn heap_ptr(&self) -> NonNull<u8> {
+        debug_assert!(self.last() == HEAP_TAG);
+        // SAFETY: a heap string's word 0 is the non-null data pointer.
+        unsafe { NonNull::new_unchecked(self.w0().cast_mut()) }
+    }
+
+    /// The bytes of a `LeanString` or `LeanStr` (their inline encoding). Branch-light: heap
+    /// and static strings share "pointer + length" decoding, so the only choice (pointer
+    /// string or inline) compiles to conditional moves. `long_len` says whether heap
+    /// strings may keep their length in the header (`LeanString` on 32-bit; `LeanStr`'s
+    /// exact buffers have no room for it); callers pass a constant.
+    #[inline(always)]
+    const fn str_bytes(&self, long_len: bool) -> &[u8] {
+        let last = self.last();
+        let is_ptr = last >= HEAP_TAG;
+        // Below 0xC0 the subtraction wraps to >= 0x40; the min maps it to a full string.
+        let mut inline_len = last.wrapping_sub(INLINE_TAG_BASE) as usize;
+        if inline_len > INLINE_CAPACITY {
+            inline_len = INLINE_CAPACITY;
+        }
+        let ptr = if is_ptr { self.w0 } else { self.base() };
+        let len = if !is_ptr {
+            inline_len
+        } else if long_len {
+            self.ptr_len()
+        } else {
+            self.w1() & LEN_MASK
+        };
+        // SAFETY: inline bytes live in `self`; heap and static bytes at word 0 for `len`
+        // bytes, alive as long as `self` (heap: its owner holds a reference; static:
+        // forever).
+        unsafe { slice::from_raw_parts(ptr, len) }
+    }
+
+    /// The `&'static str` a static `LeanString` or `LeanStr` wraps.
+    const fn as_static_str(&self) -> Option<&'static str> {
+        if self.last() == STATIC_TAG {
+            let len = self.w1() & LEN_MASK;
+            // SAFETY: a static string's word 0 and length came from a `&'static str`.
+            let bytes = unsafe { slice::from_raw_parts(self.w0, len) };
+            // SAFETY: as above: the bytes are that `str`'s.
+            Some(unsafe { core::str::from_utf8_unchecked(bytes) })
+        } else {
+            None
+        }
     }
 }
 
