@@ -7,7 +7,8 @@ use crate::error::{ToLeanStrError, ToLeanStringError};
 use crate::{LeanStr, LeanString};
 
 /// The read-only std traits, all defined by the `str` contents (so `Eq`, `Ord` and `Hash`
-/// agree with `str`'s and `Borrow<str>` is sound for maps).
+/// agree with `str`'s and `Borrow<str>` is sound for maps). `#[inline]` so that the
+/// non-generic types' contents decode inline in other crates too.
 macro_rules! str_traits {
     ([$($g:tt)*] $t:ty) => {
         impl<$($g)*> core::fmt::Debug for $t {
@@ -21,87 +22,104 @@ macro_rules! str_traits {
             }
         }
         impl<$($g)*> AsRef<str> for $t {
+            #[inline]
             fn as_ref(&self) -> &str {
                 self.as_str()
             }
         }
         impl<$($g)*> AsRef<[u8]> for $t {
+            #[inline]
             fn as_ref(&self) -> &[u8] {
                 self.as_bytes()
             }
         }
         impl<$($g)*> AsRef<std::ffi::OsStr> for $t {
+            #[inline]
             fn as_ref(&self) -> &std::ffi::OsStr {
                 self.as_str().as_ref()
             }
         }
         impl<$($g)*> AsRef<std::path::Path> for $t {
+            #[inline]
             fn as_ref(&self) -> &std::path::Path {
                 self.as_str().as_ref()
             }
         }
         impl<$($g)*> core::borrow::Borrow<str> for $t {
+            #[inline]
             fn borrow(&self) -> &str {
                 self.as_str()
             }
         }
         impl<$($g)*> Eq for $t {}
         impl<$($g)*> PartialEq for $t {
+            #[inline]
             fn eq(&self, other: &Self) -> bool {
                 self.as_str() == other.as_str()
             }
         }
         impl<$($g)*> PartialEq<str> for $t {
+            #[inline]
             fn eq(&self, other: &str) -> bool {
                 self.as_str() == other
             }
         }
         impl<$($g)*> PartialEq<&str> for $t {
+            #[inline]
             fn eq(&self, other: &&str) -> bool {
                 self.as_str() == *other
             }
         }
         impl<$($g)*> PartialEq<alloc::string::String> for $t {
+            #[inline]
             fn eq(&self, other: &alloc::string::String) -> bool {
                 self.as_str() == other.as_str()
             }
         }
         impl<$($g)*> PartialEq<alloc::borrow::Cow<'_, str>> for $t {
+            #[inline]
             fn eq(&self, other: &alloc::borrow::Cow<'_, str>) -> bool {
                 self.as_str() == &**other
             }
         }
         impl<$($g)*> PartialEq<$t> for str {
+            #[inline]
             fn eq(&self, other: &$t) -> bool {
                 self == other.as_str()
             }
         }
         impl<$($g)*> PartialEq<$t> for &str {
+            #[inline]
             fn eq(&self, other: &$t) -> bool {
                 *self == other.as_str()
             }
         }
         impl<$($g)*> PartialEq<$t> for alloc::string::String {
+            #[inline]
             fn eq(&self, other: &$t) -> bool {
                 self.as_str() == other.as_str()
             }
         }
         impl<$($g)*> PartialEq<$t> for alloc::borrow::Cow<'_, str> {
+            #[inline]
             fn eq(&self, other: &$t) -> bool {
                 &**self == other.as_str()
             }
         }
         impl<$($g)*> Ord for $t {
+            #[inline]
             fn cmp(&self, other: &Self) -> core::cmp::Ordering {
                 self.as_str().cmp(other.as_str())
             }
         }
         impl<$($g)*> PartialOrd for $t {
+            #[inline]
             fn partial_cmp(&self, other: &Self) -> Option<core::cmp::Ordering> {
                 Some(self.cmp(other))
             }
         }
         impl<$($g)*> core::hash::Hash for $t {
+            #[inline]
             fn hash<H: core::hash::Hasher>(&self, state: &mut H) {
                 self.as_str().hash(state)
             }

@@ -279,12 +279,14 @@ impl Words {
             inline_len = INLINE_CAPACITY;
         }
         let ptr = if is_ptr { self.w0 } else { self.base() };
-        let len = if !is_ptr {
-            inline_len
-        } else if long_len {
-            self.ptr_len()
+        let len = if is_ptr {
+            if long_len {
+                self.ptr_len()
+            } else {
+                self.w1() & LEN_MASK
+            }
         } else {
-            self.w1() & LEN_MASK
+            inline_len
         };
         // SAFETY: inline bytes live in `self`; heap and static bytes at word 0 for `len`
         // bytes, alive as long as `self` (heap: its owner holds a reference; static:
