@@ -6,6 +6,7 @@ use core::ffi::{CStr, c_char};
 use core::ops::Deref;
 use core::str::{FromStr, Utf8Error};
 
+use crate::edit::{self, assert_index, ok};
 use crate::error::{CStringError, InteriorNulError, ReserveError};
 use crate::repr::{CRepr, Kind, Mutable, Shared};
 
@@ -25,14 +26,6 @@ pub struct LeanCString {
 static_assertions::assert_eq_size!(LeanCString, [usize; 2]);
 static_assertions::assert_eq_size!(Option<LeanCString>, [usize; 2]);
 static_assertions::assert_impl_all!(LeanCString: Send, Sync, Unpin);
-
-#[inline(always)]
-fn ok<T>(r: Result<T, ReserveError>) -> T {
-    match r {
-        Ok(v) => v,
-        Err(e) => e.raise(),
-    }
-}
 
 /// The position of the first NUL in `s`, as an error.
 #[inline]
@@ -54,15 +47,6 @@ fn ok_nul<T>(r: Result<T, CStringError>) -> Result<T, InteriorNulError> {
     }
 }
 
-#[track_caller]
-fn assert_boundary(s: &str, idx: usize, what: &str) {
-    assert!(
-        s.is_char_boundary(idx),
-        "{what}: byte index {idx} is not a char boundary of a string of length {}",
-        s.len()
-    );
-}
-
 impl LeanCString {
     /// An empty string (a single NUL).
     pub const fn new() -> Self {
@@ -80,9 +64,7 @@ impl LeanCString {
 
     /// Fallible [`with_capacity`](Self::with_capacity).
     pub fn try_with_capacity(capacity: usize) -> Result<Self, ReserveError> {
-        let mut s = Self::new();
-        s.try_reserve(capacity)?;
-        Ok(s)
+        CRepr::with_capacity(capacity).map(|repr| Self { repr })
     }
 
     /// Wraps a `&'static CStr` in O(1) without copying; it must be UTF-8.
@@ -238,11 +220,7 @@ impl LeanCString {
 
     /// Fallible [`pop`](Self::pop) (a shared string is copied).
     pub fn try_pop(&mut self) -> Result<Option<char>, ReserveError> {
-        let Some(ch) = self.as_str().chars().next_back() else {
-            return Ok(None);
-        };
-        self.repr.truncate(self.len() - ch.len_utf8())?;
-        Ok(Some(ch))
+        edit::try_pop(&mut self.repr)
     }
 
     /// Shortens to `new_len` bytes; nothing if `new_len >= len`.
@@ -257,11 +235,7 @@ impl LeanCString {
     /// Fallible [`truncate`](Self::truncate).
     #[track_caller]
     pub fn try_truncate(&mut self, new_len: usize) -> Result<(), ReserveError> {
-        if new_len >= self.len() {
-            return Ok(());
-        }
-        assert_boundary(self.as_str(), new_len, "truncate");
-        self.repr.truncate(new_len)
+        edit::try_truncate(&mut self.repr, new_len)
     }
 
     /// Removes and returns the char at byte index `idx`.
@@ -277,16 +251,7 @@ impl LeanCString {
     /// index still panics).
     #[track_caller]
     pub fn try_remove(&mut self, idx: usize) -> Result<char, ReserveError> {
-        let s = self.as_str();
-        assert!(
-            idx < s.len(),
-            "remove: index {idx} out of bounds for length {}",
-            s.len()
-        );
-        assert_boundary(s, idx, "remove");
-        let ch = s[idx..].chars().next().expect("index is below the length");
-        self.repr.remove_range(idx, idx + ch.len_utf8())?;
-        Ok(ch)
+        edit::try_remove(&mut self.repr, idx)
     }
 
     /// Keeps only the chars for which `predicate` returns `true`.
@@ -328,12 +293,7 @@ impl LeanCString {
     /// Fallible [`insert_str`](Self::insert_str).
     #[track_caller]
     pub fn try_insert_str(&mut self, idx: usize, string: &str) -> Result<(), CStringError> {
-        let len = self.len();
-        assert!(
-            idx <= len,
-            "insert: index {idx} out of bounds for length {len}"
-        );
-        assert_boundary(self.as_str(), idx, "insert");
+        assert_index(self.as_str(), idx, "insert");
         check_nul(string)?;
         if string.is_empty() {
             return Ok(());
@@ -351,16 +311,7 @@ impl LeanCString {
 
     /// Fallible [`repeat`](Self::repeat).
     pub fn try_repeat(&self, n: usize) -> Result<Self, ReserveError> {
-        let total = self
-            .len()
-            .checked_mul(n)
-            .ok_or_else(ReserveError::capacity_overflow)?;
-        let mut out = Self::try_with_capacity(total)?;
-        for _ in 0..n {
-            // Our own contents hold no NUL.
-            out.repr.push_str(self.as_str())?;
-        }
-        Ok(out)
+        edit::try_repeat(&self.repr, n).map(|repr| Self { repr })
     }
 
     /// Splits at byte index `at`: `self` keeps `..at`, the result holds `at..`.
@@ -375,15 +326,7 @@ impl LeanCString {
     /// Fallible [`split_off`](Self::split_off); on error `self` is unchanged.
     #[track_caller]
     pub fn try_split_off(&mut self, at: usize) -> Result<Self, ReserveError> {
-        let len = self.len();
-        assert!(
-            at <= len,
-            "split_off: index {at} out of bounds for length {len}"
-        );
-        assert_boundary(self.as_str(), at, "split_off");
-        let tail = CRepr::from_str_no_nul(&self.as_str()[at..])?;
-        self.repr.truncate(at)?;
-        Ok(Self { repr: tail })
+        edit::try_split_off(&mut self.repr, at).map(|repr| Self { repr })
     }
 
     #[cfg(test)]
@@ -393,9 +336,7 @@ impl LeanCString {
 
     /// Empties the string; never allocates.
     pub fn clear(&mut self) {
-        if self.repr.truncate(0).is_err() {
-            *self = Self::new();
-        }
+        edit::clear(&mut self.repr);
     }
 }
 

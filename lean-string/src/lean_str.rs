@@ -6,6 +6,7 @@ use alloc::string::String;
 use core::ops::Deref;
 use core::str::FromStr;
 
+use crate::edit::ok;
 use crate::error::{FromUtf16Error, ReserveError};
 use crate::repr::{Kind, Shared, StrRepr};
 use crate::{LeanString, LeanStringWith};
@@ -20,14 +21,6 @@ pub struct LeanStr {
 static_assertions::assert_eq_size!(LeanStr, [usize; 2]);
 static_assertions::assert_eq_size!(Option<LeanStr>, [usize; 2]);
 static_assertions::assert_impl_all!(LeanStr: Send, Sync, Unpin);
-
-#[inline(always)]
-fn ok<T>(r: Result<T, ReserveError>) -> T {
-    match r {
-        Ok(v) => v,
-        Err(e) => e.raise(),
-    }
-}
 
 impl LeanStr {
     /// An empty string.

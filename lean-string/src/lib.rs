@@ -3,6 +3,7 @@
 extern crate alloc;
 
 mod c_string;
+mod edit;
 mod error;
 mod lean_str;
 mod repr;

@@ -8,6 +8,7 @@ use core::ops::{Add, AddAssign, Deref};
 use core::str::FromStr;
 
 use crate::LeanStr;
+use crate::edit::{self, assert_index, ok};
 use crate::error::{FromUtf16Error, ReserveError};
 use crate::repr::heap::{Compact, HeaderPolicy, Wide};
 use crate::repr::{Kind, Mutable, Repr, Shared, StrRepr};
@@ -34,23 +35,6 @@ static_assertions::assert_eq_size!(LeanString, [usize; 2]);
 static_assertions::assert_eq_size!(Option<LeanString>, [usize; 2]);
 static_assertions::assert_eq_size!(WideLeanString, [usize; 2]);
 static_assertions::assert_impl_all!(LeanString: Send, Sync, Unpin);
-
-#[inline(always)]
-fn ok<T>(r: Result<T, ReserveError>) -> T {
-    match r {
-        Ok(v) => v,
-        Err(e) => e.raise(),
-    }
-}
-
-#[track_caller]
-fn assert_boundary(s: &str, idx: usize, what: &str) {
-    assert!(
-        s.is_char_boundary(idx),
-        "{what}: byte index {idx} is not a char boundary of a string of length {}",
-        s.len()
-    );
-}
 
 impl<L: HeaderPolicy> LeanStringWith<L> {
     /// An empty string; no allocation.
@@ -227,11 +211,7 @@ impl<L: HeaderPolicy> LeanStringWith<L> {
 
     /// Fallible [`pop`](Self::pop) (popping a shared string copies it).
     pub fn try_pop(&mut self) -> Result<Option<char>, ReserveError> {
-        let Some(ch) = self.as_str().chars().next_back() else {
-            return Ok(None);
-        };
-        self.repr.truncate(self.len() - ch.len_utf8())?;
-        Ok(Some(ch))
+        edit::try_pop(&mut self.repr)
     }
 
     /// Appends a string slice.
@@ -261,16 +241,7 @@ impl<L: HeaderPolicy> LeanStringWith<L> {
     /// Fallible [`remove`](Self::remove) (still panics on a bad index, as `String` does).
     #[track_caller]
     pub fn try_remove(&mut self, idx: usize) -> Result<char, ReserveError> {
-        let s = self.as_str();
-        assert!(
-            idx < s.len(),
-            "remove: index {idx} out of bounds for length {}",
-            s.len()
-        );
-        assert_boundary(s, idx, "remove");
-        let ch = s[idx..].chars().next().expect("index is below the length");
-        self.repr.remove_range(idx, idx + ch.len_utf8())?;
-        Ok(ch)
+        edit::try_remove(&mut self.repr, idx)
     }
 
     /// Keeps only the chars for which `predicate` returns `true`.
@@ -311,12 +282,7 @@ impl<L: HeaderPolicy> LeanStringWith<L> {
     /// Fallible [`insert_str`](Self::insert_str); inserting `""` only checks the index.
     #[track_caller]
     pub fn try_insert_str(&mut self, idx: usize, string: &str) -> Result<(), ReserveError> {
-        let len = self.len();
-        assert!(
-            idx <= len,
-            "insert: index {idx} out of bounds for length {len}"
-        );
-        assert_boundary(self.as_str(), idx, "insert");
+        assert_index(self.as_str(), idx, "insert");
         if string.is_empty() {
             return Ok(());
         }
@@ -333,15 +299,7 @@ impl<L: HeaderPolicy> LeanStringWith<L> {
 
     /// Fallible [`repeat`](Self::repeat).
     pub fn try_repeat(&self, n: usize) -> Result<Self, ReserveError> {
-        let total = self
-            .len()
-            .checked_mul(n)
-            .ok_or_else(ReserveError::capacity_overflow)?;
-        let mut out = Self::try_with_capacity(total)?;
-        for _ in 0..n {
-            out.try_push_str(self.as_str())?;
-        }
-        Ok(out)
+        edit::try_repeat(&self.repr, n).map(Self::from_repr)
     }
 
     /// Shortens the string to `new_len` bytes; does nothing if `new_len >= len`.
@@ -356,11 +314,7 @@ impl<L: HeaderPolicy> LeanStringWith<L> {
     /// Fallible [`truncate`](Self::truncate) (truncating a shared string copies it).
     #[track_caller]
     pub fn try_truncate(&mut self, new_len: usize) -> Result<(), ReserveError> {
-        if new_len >= self.len() {
-            return Ok(());
-        }
-        assert_boundary(self.as_str(), new_len, "truncate");
-        self.repr.truncate(new_len)
+        edit::try_truncate(&mut self.repr, new_len)
     }
 
     /// Splits at byte index `at`: `self` keeps `..at`, the result holds `at..`.
@@ -375,23 +329,13 @@ impl<L: HeaderPolicy> LeanStringWith<L> {
     /// Fallible [`split_off`](Self::split_off); on error `self` is unchanged.
     #[track_caller]
     pub fn try_split_off(&mut self, at: usize) -> Result<Self, ReserveError> {
-        let len = self.len();
-        assert!(
-            at <= len,
-            "split_off: index {at} out of bounds for length {len}"
-        );
-        assert_boundary(self.as_str(), at, "split_off");
-        let tail = Repr::from_str(&self.as_str()[at..])?;
-        self.repr.truncate(at)?;
-        Ok(Self { repr: tail })
+        edit::try_split_off(&mut self.repr, at).map(Self::from_repr)
     }
 
     /// Empties the string (a shared or static string becomes an empty inline one; never
     /// allocates).
     pub fn clear(&mut self) {
-        if self.repr.truncate(0).is_err() {
-            *self = Self::new();
-        }
+        edit::clear(&mut self.repr);
     }
 
     /// Converts into a [`LeanStr`]: inline and static strings move without copying, a heap

@@ -163,6 +163,18 @@ pub(crate) unsafe trait Mutable: Shared {
     /// valid contents.
     unsafe fn set_len(&mut self, new_len: usize);
 
+    /// An empty string with room for at least `capacity` bytes (inline if they fit).
+    fn with_capacity(capacity: usize) -> Result<Self, ReserveError> {
+        if capacity <= Self::INLINE_CAP {
+            Ok(Self::inline(&[]))
+        } else {
+            let total = capacity
+                .checked_add(Self::TAIL)
+                .ok_or_else(ReserveError::capacity_overflow)?;
+            Self::heap_copy(&[], total)
+        }
+    }
+
     /// Usable capacity (`TAIL` excluded): inline capacity, heap capacity, or a static
     /// string's length.
     #[inline]

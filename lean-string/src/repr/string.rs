@@ -49,14 +49,6 @@ impl<L: HeaderPolicy> Repr<L> {
         Self::wrap(Words::static_str(s.as_bytes()))
     }
 
-    pub(crate) fn with_capacity(capacity: usize) -> Result<Self, ReserveError> {
-        if capacity <= INLINE_CAPACITY {
-            Ok(Self::new())
-        } else {
-            Self::heap_copy(&[], capacity)
-        }
-    }
-
     #[inline(always)]
     pub(crate) fn kind(&self) -> Kind {
         self.w.kind()
