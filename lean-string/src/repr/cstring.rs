@@ -4,7 +4,7 @@
 //! [`Shared`] and [`Mutable`]'s (with a one-byte tail for the NUL).
 
 use core::ffi::CStr;
-use core::ptr::{self, NonNull};
+use core::ptr;
 use core::slice;
 
 use super::heap;
@@ -12,7 +12,6 @@ use super::inline_cstring;
 use super::shared::{Mutable, Shared, mutable_from_str, mutable_from_str_or_raise};
 use super::{C_INLINE_CAPACITY, HEAP_TAG, Kind, LEN_BITS, MAX_WORD_LEN, STATIC_TAG, Words};
 use crate::error::ReserveError;
-use crate::sync::AtomicU32;
 
 pub(crate) struct CRepr {
     w: Words,
@@ -98,9 +97,10 @@ impl CRepr {
 }
 
 // SAFETY: `w` is always one of `CRepr`'s words: constructors make inline, static or
-// `heap::allocate` heap strings owning one reference; `heap::refcount` and `heap::free`
-// are that buffer's.
+// `heap::allocate` heap strings owning one reference (`heap::Growable` buffers).
 unsafe impl Shared for CRepr {
+    type Buf = heap::Growable;
+
     #[inline(always)]
     fn words(&self) -> &Words {
         &self.w
@@ -109,18 +109,6 @@ unsafe impl Shared for CRepr {
     #[inline(always)]
     unsafe fn from_words(w: Words) -> Self {
         Self { w }
-    }
-
-    #[inline(always)]
-    unsafe fn refcount<'a>(data: NonNull<u8>) -> &'a AtomicU32 {
-        // SAFETY: caller's contract: a live `heap::allocate` buffer.
-        unsafe { heap::refcount(data) }
-    }
-
-    #[inline(always)]
-    unsafe fn free(w: &Words) {
-        // SAFETY: caller's contract: the last reference to a `heap::allocate` buffer.
-        unsafe { heap::free(w.heap_ptr()) }
     }
 
     #[inline(always)]

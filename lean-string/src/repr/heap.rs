@@ -18,7 +18,7 @@ use alloc::alloc::{Layout, alloc, dealloc, realloc};
 use core::mem::{align_of, size_of};
 use core::ptr::{self, NonNull};
 
-use super::{HEADER_LEN, LONG_LEN, MAX_LEN, MAX_WORD_LEN};
+use super::{HEADER_LEN, LEN_MASK, LONG_LEN, MAX_LEN, MAX_WORD_LEN, Words};
 use crate::error::ReserveError;
 use crate::sync::{AtomicU32, Ordering, fence};
 
@@ -450,6 +450,57 @@ pub(crate) unsafe fn free_exact(data: NonNull<u8>, len: usize) {
     let layout = unsafe { Layout::from_size_align_unchecked(len + EXACT_HEADER_SIZE, EXACT_ALIGN) };
     // SAFETY: `allocate_exact` made this allocation with exactly this layout.
     unsafe { dealloc(base, layout) };
+}
+
+/// A kind of refcounted buffer: where its refcount lives and how it is freed. A string
+/// type names its kind once ([`Shared::Buf`](super::Shared::Buf)) and the shared clone and
+/// drop code reads the refcount through it.
+pub(crate) trait Buffer {
+    /// # Safety
+    /// `data` must be the data pointer of a live buffer of this kind.
+    unsafe fn refcount<'a>(data: NonNull<u8>) -> &'a AtomicU32;
+
+    /// Frees the buffer of the heap string `w`.
+    ///
+    /// # Safety
+    /// `w` must be the words of a heap string whose buffer is of this kind and whose last
+    /// reference was just released; the buffer is dangling afterwards.
+    unsafe fn free(w: &Words);
+}
+
+/// [`allocate`] buffers (compact or wide header, with a capacity): `LeanString`,
+/// `LeanCString`.
+pub(crate) struct Growable;
+/// [`allocate_exact`] buffers (refcount only, sized to the length in word 1): `LeanStr`.
+pub(crate) struct Exact;
+
+impl Buffer for Growable {
+    #[inline(always)]
+    unsafe fn refcount<'a>(data: NonNull<u8>) -> &'a AtomicU32 {
+        // SAFETY: caller's contract: a live `allocate` buffer.
+        unsafe { refcount(data) }
+    }
+
+    #[inline(always)]
+    unsafe fn free(w: &Words) {
+        // SAFETY: caller's contract: the last reference to an `allocate` buffer.
+        unsafe { free(w.heap_ptr()) }
+    }
+}
+
+impl Buffer for Exact {
+    #[inline(always)]
+    unsafe fn refcount<'a>(data: NonNull<u8>) -> &'a AtomicU32 {
+        // SAFETY: caller's contract: a live exact buffer.
+        unsafe { exact_refcount(data) }
+    }
+
+    #[inline(always)]
+    unsafe fn free(w: &Words) {
+        // SAFETY: caller's contract: the last reference to an exact buffer, whose length
+        // is always the whole of word 1's length field.
+        unsafe { free_exact(w.heap_ptr(), w.w1() & LEN_MASK) }
+    }
 }
 
 /// Test-only hook: overwrite a refcount (to reach the saturation threshold without two

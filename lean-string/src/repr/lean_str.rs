@@ -1,14 +1,13 @@
 //! `LeanStr`'s representation: inline and static as `LeanString`, heap buffers sized
 //! exactly to the length behind a 4-byte refcount. Clone and drop are [`Shared`]'s.
 
-use core::ptr::{self, NonNull};
+use core::ptr;
 
 use super::heap::{self, HeaderPolicy};
 use super::shared::{Shared, raw_or_raise};
-use super::{HEAP_TAG, INLINE_CAPACITY, INLINE_TAG_BASE, Kind, LEN_MASK, MAX_WORD_LEN, Raw, Words};
+use super::{HEAP_TAG, INLINE_CAPACITY, INLINE_TAG_BASE, Kind, MAX_WORD_LEN, Raw, Words};
 use super::{Repr, inline_string};
 use crate::error::ReserveError;
-use crate::sync::AtomicU32;
 
 pub(crate) struct StrRepr {
     w: Words,
@@ -108,9 +107,11 @@ impl StrRepr {
 }
 
 // SAFETY: `w` is always one of `StrRepr`'s words: constructors make inline, static or
-// `heap::allocate_exact` heap strings (length in word 1) owning one reference;
-// `heap::exact_refcount` and `heap::free_exact` are that buffer's.
+// `heap::allocate_exact` heap strings (length in word 1) owning one reference
+// (`heap::Exact` buffers).
 unsafe impl Shared for StrRepr {
+    type Buf = heap::Exact;
+
     #[inline(always)]
     fn words(&self) -> &Words {
         &self.w
@@ -119,19 +120,6 @@ unsafe impl Shared for StrRepr {
     #[inline(always)]
     unsafe fn from_words(w: Words) -> Self {
         Self { w }
-    }
-
-    #[inline(always)]
-    unsafe fn refcount<'a>(data: NonNull<u8>) -> &'a AtomicU32 {
-        // SAFETY: caller's contract: a live exact buffer.
-        unsafe { heap::exact_refcount(data) }
-    }
-
-    #[inline(always)]
-    unsafe fn free(w: &Words) {
-        // SAFETY: caller's contract: the last reference to an exact buffer of exactly the
-        // length in word 1.
-        unsafe { heap::free_exact(w.heap_ptr(), w.w1() & LEN_MASK) }
     }
 
     #[inline(always)]

@@ -11,12 +11,11 @@
 //! are `#[inline(always)]` as the per-type code was.
 
 use core::mem::ManuallyDrop;
-use core::ptr::{self, NonNull};
+use core::ptr;
 
-use super::heap;
+use super::heap::{self, Buffer};
 use super::{Kind, MAX_LEN, Raw, Words};
 use crate::error::ReserveError;
-use crate::sync::AtomicU32;
 
 /// A string type made of one [`Words`] value.
 ///
@@ -25,25 +24,18 @@ use crate::sync::AtomicU32;
 /// - [`words`](Self::words) returns its words: an inline or static string of this type, or
 ///   a heap string (tag `HEAP_TAG`) whose word 0 is the data pointer of a live buffer on
 ///   which the value holds one reference;
-/// - [`refcount`](Self::refcount) returns that buffer's refcount, and
-///   [`free`](Self::free) frees such a buffer;
+/// - that buffer is of kind [`Buf`](Self::Buf);
 /// - any words that satisfy the first point may be passed to
 ///   [`from_words`](Self::from_words).
 pub(crate) unsafe trait Shared: Sized {
+    /// The kind of heap buffer: its refcount and how it is freed.
+    type Buf: Buffer;
+
     fn words(&self) -> &Words;
 
     /// # Safety
     /// `w` must be words of this type as described on the trait; a heap reference moves in.
     unsafe fn from_words(w: Words) -> Self;
-
-    /// # Safety
-    /// `data` must be the data pointer of a live heap buffer of this type.
-    unsafe fn refcount<'a>(data: NonNull<u8>) -> &'a AtomicU32;
-
-    /// # Safety
-    /// `w` must be the words of a heap string of this type whose buffer's last reference
-    /// was just released; the buffer is dangling afterwards.
-    unsafe fn free(w: &Words);
 
     /// The contents.
     fn contents(&self) -> &str;
@@ -66,7 +58,7 @@ pub(crate) unsafe trait Shared: Sized {
         let w = self.words();
         if w.kind() == Kind::Heap {
             // SAFETY: the buffer is live while we hold our reference (trait contract).
-            let rc = unsafe { Self::refcount(w.heap_ptr()) };
+            let rc = unsafe { Self::Buf::refcount(w.heap_ptr()) };
             if !heap::acquire(rc) {
                 // SAFETY: the raw words come from `Words::into_raw` of a `Self`.
                 let w = unsafe { Words::from_raw(saturated_copy(self)) };
@@ -87,9 +79,9 @@ pub(crate) unsafe trait Shared: Sized {
         let w = self.words();
         if w.kind() == Kind::Heap {
             // SAFETY: we hold a reference to the live buffer.
-            if heap::release(unsafe { Self::refcount(w.heap_ptr()) }) {
+            if heap::release(unsafe { Self::Buf::refcount(w.heap_ptr()) }) {
                 // SAFETY: that was the last reference.
-                unsafe { Self::free(w) };
+                unsafe { Self::Buf::free(w) };
             }
         }
     }
@@ -99,14 +91,14 @@ pub(crate) unsafe trait Shared: Sized {
     fn is_unique_heap(&self) -> bool {
         let w = self.words();
         // SAFETY: the buffer is live while we hold our reference.
-        w.kind() == Kind::Heap && heap::is_unique(unsafe { Self::refcount(w.heap_ptr()) })
+        w.kind() == Kind::Heap && heap::is_unique(unsafe { Self::Buf::refcount(w.heap_ptr()) })
     }
 
     #[cfg(test)]
-    fn refcount_for_test(&self) -> &AtomicU32 {
+    fn refcount_for_test(&self) -> &crate::sync::AtomicU32 {
         assert_eq!(self.words().kind(), Kind::Heap);
         // SAFETY: a live heap buffer.
-        unsafe { Self::refcount(self.words().heap_ptr()) }
+        unsafe { Self::Buf::refcount(self.words().heap_ptr()) }
     }
 }
 

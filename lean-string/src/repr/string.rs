@@ -2,13 +2,12 @@
 //! compact (or wide) header. Clone, drop and the edits are [`Shared`] and [`Mutable`]'s.
 
 use core::marker::PhantomData;
-use core::ptr::{self, NonNull};
+use core::ptr;
 
 use super::heap::{self, HeaderPolicy};
 use super::shared::{Mutable, Shared, mutable_from_str, mutable_from_str_or_raise};
 use super::{INLINE_CAPACITY, INLINE_TAG_BASE, Kind, LEN_BITS, MAX_WORD_LEN, Words, inline_string};
 use crate::error::ReserveError;
-use crate::sync::AtomicU32;
 
 pub(crate) struct Repr<L: HeaderPolicy> {
     w: Words,
@@ -88,9 +87,10 @@ impl<L: HeaderPolicy> Repr<L> {
 }
 
 // SAFETY: `w` is always one of `Repr`'s words: constructors make inline, static or
-// `heap::allocate` heap strings owning one reference; `heap::refcount` and `heap::free`
-// are that buffer's.
+// `heap::allocate` heap strings owning one reference (`heap::Growable` buffers).
 unsafe impl<L: HeaderPolicy> Shared for Repr<L> {
+    type Buf = heap::Growable;
+
     #[inline(always)]
     fn words(&self) -> &Words {
         &self.w
@@ -99,18 +99,6 @@ unsafe impl<L: HeaderPolicy> Shared for Repr<L> {
     #[inline(always)]
     unsafe fn from_words(w: Words) -> Self {
         Self::wrap(w)
-    }
-
-    #[inline(always)]
-    unsafe fn refcount<'a>(data: NonNull<u8>) -> &'a AtomicU32 {
-        // SAFETY: caller's contract: a live `heap::allocate` buffer.
-        unsafe { heap::refcount(data) }
-    }
-
-    #[inline(always)]
-    unsafe fn free(w: &Words) {
-        // SAFETY: caller's contract: the last reference to a `heap::allocate` buffer.
-        unsafe { heap::free(w.heap_ptr()) }
     }
 
     #[inline(always)]
