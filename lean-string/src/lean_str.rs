@@ -155,41 +155,7 @@ impl From<&str> for LeanStr {
         }
     }
 }
-impl From<&mut str> for LeanStr {
-    fn from(s: &mut str) -> Self {
-        Self::from(&*s)
-    }
-}
-impl From<char> for LeanStr {
-    fn from(c: char) -> Self {
-        Self::from(&*c.encode_utf8(&mut [0; 4]))
-    }
-}
-impl From<String> for LeanStr {
-    fn from(s: String) -> Self {
-        Self::from(s.as_str())
-    }
-}
-impl From<&String> for LeanStr {
-    fn from(s: &String) -> Self {
-        Self::from(s.as_str())
-    }
-}
-impl From<Box<str>> for LeanStr {
-    fn from(s: Box<str>) -> Self {
-        Self::from(&*s)
-    }
-}
-impl From<Cow<'_, str>> for LeanStr {
-    fn from(s: Cow<'_, str>) -> Self {
-        Self::from(&*s)
-    }
-}
-impl From<&LeanStr> for LeanStr {
-    fn from(s: &LeanStr) -> Self {
-        s.clone()
-    }
-}
+crate::traits::from_str_impls!([] LeanStr);
 impl From<LeanString> for LeanStr {
     fn from(s: LeanString) -> Self {
         s.into_lean_str()
@@ -198,16 +164,6 @@ impl From<LeanString> for LeanStr {
 impl From<&LeanString> for LeanStr {
     fn from(s: &LeanString) -> Self {
         Self::from(s.as_str())
-    }
-}
-impl From<LeanStr> for String {
-    fn from(s: LeanStr) -> Self {
-        String::from(s.as_str())
-    }
-}
-impl From<&LeanStr> for String {
-    fn from(s: &LeanStr) -> Self {
-        String::from(s.as_str())
     }
 }
 impl FromStr for LeanStr {

@@ -394,51 +394,7 @@ impl<L: HeaderPolicy> From<&str> for LeanStringWith<L> {
         }
     }
 }
-impl<L: HeaderPolicy> From<&mut str> for LeanStringWith<L> {
-    fn from(s: &mut str) -> Self {
-        Self::from(&*s)
-    }
-}
-impl<L: HeaderPolicy> From<char> for LeanStringWith<L> {
-    fn from(c: char) -> Self {
-        Self::from(&*c.encode_utf8(&mut [0; 4]))
-    }
-}
-impl<L: HeaderPolicy> From<String> for LeanStringWith<L> {
-    fn from(s: String) -> Self {
-        Self::from(s.as_str())
-    }
-}
-impl<L: HeaderPolicy> From<&String> for LeanStringWith<L> {
-    fn from(s: &String) -> Self {
-        Self::from(s.as_str())
-    }
-}
-impl<L: HeaderPolicy> From<Box<str>> for LeanStringWith<L> {
-    fn from(s: Box<str>) -> Self {
-        Self::from(&*s)
-    }
-}
-impl<L: HeaderPolicy> From<Cow<'_, str>> for LeanStringWith<L> {
-    fn from(s: Cow<'_, str>) -> Self {
-        Self::from(&*s)
-    }
-}
-impl<L: HeaderPolicy> From<&LeanStringWith<L>> for LeanStringWith<L> {
-    fn from(s: &LeanStringWith<L>) -> Self {
-        s.clone()
-    }
-}
-impl<L: HeaderPolicy> From<LeanStringWith<L>> for String {
-    fn from(s: LeanStringWith<L>) -> Self {
-        String::from(s.as_str())
-    }
-}
-impl<L: HeaderPolicy> From<&LeanStringWith<L>> for String {
-    fn from(s: &LeanStringWith<L>) -> Self {
-        String::from(s.as_str())
-    }
-}
+crate::traits::from_str_impls!([L: HeaderPolicy] LeanStringWith<L>);
 impl From<LeanStr> for LeanString {
     fn from(s: LeanStr) -> Self {
         s.into_lean_string()

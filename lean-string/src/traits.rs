@@ -128,6 +128,59 @@ macro_rules! str_traits {
 }
 pub(crate) use str_traits;
 
+/// The `From` conversions that copy through `From<&str>`, a clone from a reference, and
+/// the conversions back into `String` (`LeanString` and `LeanStr`).
+macro_rules! from_str_impls {
+    ([$($g:tt)*] $t:ty) => {
+        impl<$($g)*> From<&mut str> for $t {
+            fn from(s: &mut str) -> Self {
+                Self::from(&*s)
+            }
+        }
+        impl<$($g)*> From<char> for $t {
+            fn from(c: char) -> Self {
+                Self::from(&*c.encode_utf8(&mut [0; 4]))
+            }
+        }
+        impl<$($g)*> From<alloc::string::String> for $t {
+            fn from(s: alloc::string::String) -> Self {
+                Self::from(s.as_str())
+            }
+        }
+        impl<$($g)*> From<&alloc::string::String> for $t {
+            fn from(s: &alloc::string::String) -> Self {
+                Self::from(s.as_str())
+            }
+        }
+        impl<$($g)*> From<alloc::boxed::Box<str>> for $t {
+            fn from(s: alloc::boxed::Box<str>) -> Self {
+                Self::from(&*s)
+            }
+        }
+        impl<$($g)*> From<alloc::borrow::Cow<'_, str>> for $t {
+            fn from(s: alloc::borrow::Cow<'_, str>) -> Self {
+                Self::from(&*s)
+            }
+        }
+        impl<$($g)*> From<&$t> for $t {
+            fn from(s: &$t) -> Self {
+                s.clone()
+            }
+        }
+        impl<$($g)*> From<$t> for alloc::string::String {
+            fn from(s: $t) -> Self {
+                alloc::string::String::from(s.as_str())
+            }
+        }
+        impl<$($g)*> From<&$t> for alloc::string::String {
+            fn from(s: &$t) -> Self {
+                alloc::string::String::from(s.as_str())
+            }
+        }
+    };
+}
+pub(crate) use from_str_impls;
+
 impl PartialEq<LeanStr> for LeanString {
     fn eq(&self, other: &LeanStr) -> bool {
         self.as_str() == other.as_str()
