@@ -356,18 +356,8 @@ pub(crate) unsafe trait Mutable: Shared {
         if !self.is_unique_heap() || target >= self.capacity() {
             return Ok(());
         }
-        // SAFETY: unique; `len + TAIL <= target + TAIL`, the old capacity.
-        let data = unsafe {
-            heap::resize(
-                self.words().heap_ptr(),
-                len + Self::TAIL,
-                target + Self::TAIL,
-                Self::FORCE_WIDE,
-            )
-        }?;
-        // SAFETY: the resized buffer is ours alone, capacity >= len.
-        *self.words_mut() = unsafe { Words::heap(data.as_ptr(), len) };
-        Ok(())
+        // SAFETY: a unique heap string of length `len <= target`.
+        unsafe { resize_unique(self, len, target) }
     }
 
     /// `true` if word 1 holds the sentinel and the length lives in the header (32-bit).
@@ -406,6 +396,33 @@ fn heap_or_raise<R: Mutable>(s: &str) -> Raw {
     raw_or_raise(R::heap_copy(s.as_bytes(), s.len() + R::TAIL))
 }
 
+/// Gives the unique heap string `r` a buffer of `capacity` usable bytes (the tail comes on
+/// top), keeping its `len` bytes and the tail after them. On error nothing changes.
+///
+/// # Safety
+/// `r` must be a heap string whose buffer nobody else shares, `len` its length, and
+/// `len <= capacity`.
+#[inline(always)]
+unsafe fn resize_unique<R: Mutable>(
+    r: &mut R,
+    len: usize,
+    capacity: usize,
+) -> Result<(), ReserveError> {
+    // SAFETY: caller's contract: the only reference to a live `heap::allocate` buffer
+    // (trait contract) whose old capacity holds `len + TAIL`, as does the new one.
+    let data = unsafe {
+        heap::resize(
+            r.words().heap_ptr(),
+            len + R::TAIL,
+            capacity + R::TAIL,
+            R::FORCE_WIDE,
+        )
+    }?;
+    // SAFETY: the resized buffer is ours alone, capacity >= len.
+    *r.words_mut() = unsafe { Words::heap(data.as_ptr(), len) };
+    Ok(())
+}
+
 #[cold]
 #[inline(never)]
 fn make_mut_slow<R: Mutable>(r: &mut R, len: usize, additional: usize) -> Result<(), ReserveError> {
@@ -427,19 +444,8 @@ fn make_mut_slow<R: Mutable>(r: &mut R, len: usize, additional: usize) -> Result
     if r.is_unique_heap() {
         let cap = r.capacity();
         let new_cap = needed.max(cap.saturating_mul(2)).min(max);
-        // SAFETY: we own the only reference; `len + TAIL <= needed + TAIL <= new_cap + TAIL`
-        // and the old capacity (the tail is inside the old buffer).
-        let data = unsafe {
-            heap::resize(
-                r.words().heap_ptr(),
-                len + R::TAIL,
-                new_cap + R::TAIL,
-                R::FORCE_WIDE,
-            )
-        }?;
-        // SAFETY: the resized buffer is ours alone, capacity >= len.
-        *r.words_mut() = unsafe { Words::heap(data.as_ptr(), len) };
-        return Ok(());
+        // SAFETY: a unique heap string of length `len <= needed <= new_cap`.
+        return unsafe { resize_unique(r, len, new_cap) };
     }
     let new = if needed <= R::INLINE_CAP {
         R::inline(r.contents().as_bytes())
