@@ -232,6 +232,24 @@ fn capacity_limits_are_errors_or_clear_panics() {
     assert_eq!(c.as_c_str(), c"abc");
 }
 
+/// `with_capacity` gives exactly the asked capacity on the heap (the NUL on top for
+/// `LeanCString`) and the inline capacity below it; both types share this code.
+#[test]
+fn with_capacity_is_exact_on_the_heap() {
+    use lean_string::{C_INLINE_CAPACITY, INLINE_CAPACITY};
+    for c in 0..=3 * INLINE_CAPACITY {
+        let s = LeanString::with_capacity(c);
+        assert_eq!(s.capacity(), c.max(INLINE_CAPACITY), "LeanString {c}");
+        assert_eq!(s.is_heap_allocated(), c > INLINE_CAPACITY);
+        let z = LeanCString::with_capacity(c);
+        assert_eq!(z.capacity(), c.max(C_INLINE_CAPACITY), "LeanCString {c}");
+        assert_eq!(z.is_heap_allocated(), c > C_INLINE_CAPACITY);
+        assert_eq!(z.as_c_str(), c"");
+    }
+    let e = LeanCString::try_with_capacity(usize::MAX).unwrap_err();
+    assert!(e.to_string().contains("capacity overflow"), "{e}");
+}
+
 #[test]
 #[should_panic(expected = "capacity overflow")]
 fn reserve_overflow_panics_with_a_message() {
