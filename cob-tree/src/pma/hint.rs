@@ -39,3 +39,15 @@ pub(super) fn zeroed_lines(n: usize) -> Box<[super::Line]> {
     // no padding (size 64 = 8 * 8, asserted beside `Line`).
     unsafe { Box::from_raw(slice) }
 }
+
+/// The words of `lines` as one flat slice.
+#[cfg(not(loom))]
+#[inline(always)]
+pub(super) fn flat(lines: &[super::Line]) -> &[AtomicU64] {
+    let words = lines.len() * super::WORDS_PER_LINE;
+    // SAFETY: a `Line` is `#[repr(C)]` around `[AtomicU64; WORDS_PER_LINE]` with no padding
+    // (its size is asserted to be exactly `WORDS_PER_LINE` words), so `lines` is `words`
+    // contiguous, initialized `AtomicU64`s; the pointer comes from the slice itself (its
+    // provenance covers all of them) and the result borrows `lines`, so it cannot outlive it.
+    unsafe { core::slice::from_raw_parts(lines.as_ptr().cast::<AtomicU64>(), words) }
+}
