@@ -114,7 +114,9 @@ pub(crate) enum Probe<T> {
 pub(crate) struct Pma<K, V> {
     lines: Store,
     /// Eytzinger-ordered lower fences of leaves `1..leaves` (node `p` at words `p*KW..`).
-    index: Box<[AtomicU64]>,
+    /// Cache-line aligned, so the 16 nodes four levels below a node (`16 * KW` words)
+    /// are exactly `2 * KW` whole lines.
+    index: Store,
     leaves: usize,
     height: u32,
     cap: usize,
@@ -141,7 +143,7 @@ impl<K: Key, V: Pod> Pma<K, V> {
             .checked_mul(stride)
             .expect("CobTree capacity overflows usize");
         let lines = zeroed_lines(words / WORDS_PER_LINE);
-        let index = (0..leaves * K::WORDS).map(|_| AtomicU64::new(0)).collect();
+        let index = zeroed_lines((leaves * K::WORDS).div_ceil(WORDS_PER_LINE));
         let pma = Pma {
             lines,
             index,
@@ -154,7 +156,7 @@ impl<K: Key, V: Pod> Pma<K, V> {
             _kv: PhantomData,
         };
         for p in 1..leaves {
-            pma.store_words(&pma.index[p * K::WORDS..], K::MAX.to_words(), K::WORDS);
+            pma.store_words(&pma.index()[p * K::WORDS..], K::MAX.to_words(), K::WORDS);
         }
         pma.word(META).store(LO_NEG_INF | HI_INF, Ordering::Relaxed);
         pma
@@ -384,6 +386,19 @@ impl<K: Key, V: Pod> Pma<K, V> {
 
     // ----- index -------------------------------------------------------------------------
 
+    /// The index words (node `p` at `p * KW..`), flat.
+    #[inline(always)]
+    fn index(&self) -> &[AtomicU64] {
+        #[cfg(not(loom))]
+        {
+            hint::flat(&self.index)
+        }
+        #[cfg(loom)]
+        {
+            &self.index
+        }
+    }
+
     /// Eytzinger position of the fence of in-order rank `r` (the lower fence of leaf r+1).
     #[inline(always)]
     fn pos_of_rank(&self, r: usize) -> usize {
@@ -403,14 +418,14 @@ impl<K: Key, V: Pod> Pma<K, V> {
 
     fn set_index(&self, leaf: usize, k: K) {
         let p = self.pos_of_rank(leaf - 1);
-        self.store_words(&self.index[p * K::WORDS..], k.to_words(), K::WORDS);
+        self.store_words(&self.index()[p * K::WORDS..], k.to_words(), K::WORDS);
     }
 
     #[inline(always)]
     fn index_node(&self, p: usize) -> K {
         let mut w = [0u64; 2];
         for (i, x) in w.iter_mut().enumerate().take(K::WORDS) {
-            *x = self.index[p * K::WORDS + i].load(Ordering::Relaxed);
+            *x = self.index()[p * K::WORDS + i].load(Ordering::Relaxed);
         }
         K::from_words(w)
     }
@@ -436,8 +451,10 @@ impl<K: Key, V: Pod> Pma<K, V> {
             let mut p = 1usize;
             while p <= n {
                 // The 16 great-great-grandchildren of `p` are contiguous: fetch them now.
-                if let Some(w) = self.index.get(16 * p * K::WORDS) {
-                    hint::prefetch(w);
+                if let Some(block) = self.index().get(16 * p * K::WORDS..16 * (p + 1) * K::WORDS) {
+                    for line in block.chunks_exact(WORDS_PER_LINE) {
+                        hint::prefetch(&line[0]);
+                    }
                 }
                 p = 2 * p + usize::from(self.index_node(p) <= *k);
             }
