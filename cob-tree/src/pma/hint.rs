@@ -78,19 +78,45 @@ impl Lines {
             n,
         }
     }
-}
 
-#[cfg(not(loom))]
-impl core::ops::Deref for Lines {
-    type Target = [super::Line];
-
+    /// Words `start..start + len` of the lines, as one flat slice.
+    ///
+    /// # Panics
+    /// If the range is not inside the lines.
     #[inline(always)]
-    fn deref(&self) -> &[super::Line] {
-        // SAFETY: `lines` is 64-byte aligned and `n` lines from it lie inside the live
-        // allocation `self` owns (see `zeroed`); that memory came zeroed, all-zero bytes are
-        // a valid `Line` (`[AtomicU64; 8]`, no padding, asserted beside `Line`), and it is
-        // only ever changed through these atomics; the borrow ends before `drop` frees it.
-        unsafe { core::slice::from_raw_parts(self.lines.as_ptr(), self.n) }
+    pub(super) fn words(&self, start: usize, len: usize) -> &[AtomicU64] {
+        // Natively: one slice of everything, then an ordinary range index (which the
+        // compiler merges with the caller's checks). Under Miri only the range itself is
+        // borrowed: Miri retags all that a reference covers, so a whole-array slice per
+        // access would cost the array's size at every access there.
+        #[cfg(not(miri))]
+        {
+            &self.range(0, self.n * super::WORDS_PER_LINE)[start..start + len]
+        }
+        #[cfg(miri)]
+        {
+            self.range(start, len)
+        }
+    }
+
+    /// Words `start..start + len` (checked to lie inside the lines) as a slice.
+    #[inline(always)]
+    fn range(&self, start: usize, len: usize) -> &[AtomicU64] {
+        let total = self.n * super::WORDS_PER_LINE;
+        assert!(
+            start <= total && len <= total - start,
+            "word range {start}+{len} outside an array of {total} words"
+        );
+        // SAFETY: `lines` is 64-byte aligned and `n` lines (`total` words: a `Line` is
+        // `#[repr(C)]` around `[AtomicU64; WORDS_PER_LINE]` with no padding, asserted
+        // beside it) from it lie inside the live allocation `self` owns (see `zeroed`), and
+        // `start <= total` was checked above, so the offset stays inside it.
+        let first = unsafe { self.lines.as_ptr().cast::<AtomicU64>().add(start) };
+        // SAFETY: `first` and the `len <= total - start` words after it are inside that
+        // allocation (checked above). That memory came zeroed, all-zero bytes are a valid
+        // `AtomicU64`, and it is only ever changed through these atomics; the borrow is
+        // tied to `&self`, so it ends before `drop` frees the allocation.
+        unsafe { core::slice::from_raw_parts(first, len) }
     }
 }
 
@@ -131,16 +157,4 @@ fn advise_huge(p: *mut u8, len: usize) {
     }
     #[cfg(not(all(target_os = "linux", not(miri))))]
     let _ = (p, len);
-}
-
-/// The words of `lines` as one flat slice.
-#[cfg(not(loom))]
-#[inline(always)]
-pub(super) fn flat(lines: &[super::Line]) -> &[AtomicU64] {
-    let words = lines.len() * super::WORDS_PER_LINE;
-    // SAFETY: a `Line` is `#[repr(C)]` around `[AtomicU64; WORDS_PER_LINE]` with no padding
-    // (its size is asserted to be exactly `WORDS_PER_LINE` words), so `lines` is `words`
-    // contiguous, initialized `AtomicU64`s; the pointer comes from the slice itself (its
-    // provenance covers all of them) and the result borrows `lines`, so it cannot outlive it.
-    unsafe { core::slice::from_raw_parts(lines.as_ptr().cast::<AtomicU64>(), words) }
 }

@@ -156,7 +156,11 @@ impl<K: Key, V: Pod> Pma<K, V> {
             _kv: PhantomData,
         };
         for p in 1..leaves {
-            pma.store_words(&pma.index()[p * K::WORDS..], K::MAX.to_words(), K::WORDS);
+            pma.store_words(
+                pma.index_span(p * K::WORDS, K::WORDS),
+                K::MAX.to_words(),
+                K::WORDS,
+            );
         }
         pma.word(META).store(LO_NEG_INF | HI_INF, Ordering::Relaxed);
         pma
@@ -176,22 +180,25 @@ impl<K: Key, V: Pod> Pma<K, V> {
 
     // ----- words ------------------------------------------------------------------------
 
-    /// Every word of the array, flat (leaf `j` is `words()[j * stride..][..stride]`).
+    /// Words `start..start + len` of the array, flat (leaf `j` starts at `j * stride`).
     #[inline(always)]
-    fn words(&self) -> &[AtomicU64] {
-        #[cfg(not(loom))]
-        {
-            hint::flat(&self.lines)
-        }
-        #[cfg(loom)]
-        {
-            &self.lines
-        }
+    fn span(&self, start: usize, len: usize) -> &[AtomicU64] {
+        span(&self.lines, start, len)
     }
 
     #[inline(always)]
     fn word(&self, i: usize) -> &AtomicU64 {
-        &self.words()[i]
+        &self.span(i, 1)[0]
+    }
+
+    /// Copies words `src..src + len` to `dst..dst + len` of the array (overlap allowed).
+    #[inline(always)]
+    fn copy_within_array(&self, src: usize, dst: usize, len: usize) {
+        if len > 0 {
+            let lo = src.min(dst);
+            let w = self.span(lo, src.max(dst) + len - lo);
+            copy_words(w, src - lo, dst - lo, len);
+        }
     }
 
     /// Leaf `j`'s key words and value words (`cap` elements each), bounds-checked once.
@@ -199,7 +206,7 @@ impl<K: Key, V: Pod> Pma<K, V> {
     fn cells(&self, j: usize) -> (&[AtomicU64], &[AtomicU64]) {
         let k0 = self.key_off(j, 0);
         let kw = self.cap * K::WORDS;
-        self.words()[k0..k0 + kw + self.cap * V::WORDS].split_at(kw)
+        self.span(k0, kw + self.cap * V::WORDS).split_at(kw)
     }
 
     /// Copies `len` elements from global cell `src` to global cell `dst` (cell `c` is slot
@@ -233,9 +240,8 @@ impl<K: Key, V: Pod> Pma<K, V> {
     #[inline(always)]
     fn copy_run(&self, s: usize, d: usize, c: usize) {
         let (sj, ss, dj, ds) = (s / self.cap, s % self.cap, d / self.cap, d % self.cap);
-        let w = self.words();
-        copy_words(w, self.key_off(sj, ss), self.key_off(dj, ds), c * K::WORDS);
-        copy_words(w, self.val_off(sj, ss), self.val_off(dj, ds), c * V::WORDS);
+        self.copy_within_array(self.key_off(sj, ss), self.key_off(dj, ds), c * K::WORDS);
+        self.copy_within_array(self.val_off(sj, ss), self.val_off(dj, ds), c * V::WORDS);
     }
 
     #[inline(always)]
@@ -386,17 +392,10 @@ impl<K: Key, V: Pod> Pma<K, V> {
 
     // ----- index -------------------------------------------------------------------------
 
-    /// The index words (node `p` at `p * KW..`), flat.
+    /// Index words `start..start + len` (node `p` at `p * KW..`), flat.
     #[inline(always)]
-    fn index(&self) -> &[AtomicU64] {
-        #[cfg(not(loom))]
-        {
-            hint::flat(&self.index)
-        }
-        #[cfg(loom)]
-        {
-            &self.index
-        }
+    fn index_span(&self, start: usize, len: usize) -> &[AtomicU64] {
+        span(&self.index, start, len)
     }
 
     /// Eytzinger position of the fence of in-order rank `r` (the lower fence of leaf r+1).
@@ -418,16 +417,11 @@ impl<K: Key, V: Pod> Pma<K, V> {
 
     fn set_index(&self, leaf: usize, k: K) {
         let p = self.pos_of_rank(leaf - 1);
-        self.store_words(&self.index()[p * K::WORDS..], k.to_words(), K::WORDS);
-    }
-
-    #[inline(always)]
-    fn index_node(&self, p: usize) -> K {
-        let mut w = [0u64; 2];
-        for (i, x) in w.iter_mut().enumerate().take(K::WORDS) {
-            *x = self.index()[p * K::WORDS + i].load(Ordering::Relaxed);
-        }
-        K::from_words(w)
+        self.store_words(
+            self.index_span(p * K::WORDS, K::WORDS),
+            k.to_words(),
+            K::WORDS,
+        );
     }
 
     /// The leaf the index says owns `k`: the last live leaf whose lower fence is `<= k`.
@@ -448,15 +442,17 @@ impl<K: Key, V: Pod> Pma<K, V> {
         let n = self.leaves - 1;
         let mut leaf = n;
         if n > 0 {
+            // One borrow of the whole index for the descent.
+            let idx = self.index_span(0, self.leaves * K::WORDS);
             let mut p = 1usize;
             while p <= n {
                 // The 16 great-great-grandchildren of `p` are contiguous: fetch them now.
-                if let Some(block) = self.index().get(16 * p * K::WORDS..16 * (p + 1) * K::WORDS) {
+                if let Some(block) = idx.get(16 * p * K::WORDS..16 * (p + 1) * K::WORDS) {
                     for line in block.chunks_exact(WORDS_PER_LINE) {
                         hint::prefetch(&line[0]);
                     }
                 }
-                p = 2 * p + usize::from(self.index_node(p) <= *k);
+                p = 2 * p + usize::from(load::<K>(idx, p) <= *k);
             }
             p >>= p.trailing_ones() + 1;
             if p != 0 {
@@ -478,7 +474,7 @@ impl<K: Key, V: Pod> Pma<K, V> {
     #[inline(always)]
     pub(crate) fn prefetch_leaf(&self, j: usize) {
         let first = self.base(j);
-        let leaf = &self.words()[first..first + self.stride];
+        let leaf = self.span(first, self.stride);
         for line in leaf.chunks_exact(WORDS_PER_LINE) {
             hint::prefetch(&line[0]);
         }
@@ -489,7 +485,7 @@ impl<K: Key, V: Pod> Pma<K, V> {
     pub(crate) fn prefetch_keys(&self, j: usize) {
         let first = self.base(j);
         let end = self.key_off(j, self.cap);
-        for line in self.words()[first..end].chunks(WORDS_PER_LINE) {
+        for line in self.span(first, end - first).chunks(WORDS_PER_LINE) {
             hint::prefetch(&line[0]);
         }
     }
@@ -864,8 +860,6 @@ impl<K: Key, V: Pod> Pma<K, V> {
         let live = self.live_end.load(Ordering::Relaxed);
         let n = self.count_range(0, live) + usize::from(extra.is_some());
         let pma = Self::new_empty(leaves, self.cap);
-        let src = self.words();
-        let dst = pma.words();
         let (mut sj, mut ss) = (0, 0);
         let mut extra = extra;
         let used = pma.plan(n, pack_left, |pma, j, c| {
@@ -891,19 +885,14 @@ impl<K: Key, V: Pod> Pma<K, V> {
                 {
                     t = t.min(es - ss);
                 }
+                let (kw, vw) = (t * K::WORDS, t * V::WORDS);
                 copy_between(
-                    src,
-                    self.key_off(sj, ss),
-                    dst,
-                    pma.key_off(j, s),
-                    t * K::WORDS,
+                    self.span(self.key_off(sj, ss), kw),
+                    pma.span(pma.key_off(j, s), kw),
                 );
                 copy_between(
-                    src,
-                    self.val_off(sj, ss),
-                    dst,
-                    pma.val_off(j, s),
-                    t * V::WORDS,
+                    self.span(self.val_off(sj, ss), vw),
+                    pma.span(pma.val_off(j, s), vw),
                 );
                 (s, ss) = (s + t, ss + t);
             }
@@ -976,11 +965,24 @@ impl<K: Key, V: Pod> Pma<K, V> {
     }
 }
 
-/// Copies `len` words from `src[s..]` to `dst[d..]` (two different arrays).
+/// Copies the words of `src` to `dst` (same length, two different arrays).
 #[inline(always)]
-fn copy_between(src: &[AtomicU64], s: usize, dst: &[AtomicU64], d: usize, len: usize) {
-    for (to, from) in dst[d..d + len].iter().zip(&src[s..s + len]) {
+fn copy_between(src: &[AtomicU64], dst: &[AtomicU64]) {
+    for (to, from) in dst.iter().zip(src) {
         to.store(from.load(Ordering::Relaxed), Ordering::Relaxed);
+    }
+}
+
+/// Words `start..start + len` of an array's storage (`Lines` off loom, plain words on it).
+#[inline(always)]
+fn span(store: &Store, start: usize, len: usize) -> &[AtomicU64] {
+    #[cfg(not(loom))]
+    {
+        store.words(start, len)
+    }
+    #[cfg(loom)]
+    {
+        &store[start..start + len]
     }
 }
 
