@@ -282,36 +282,7 @@ fn build_case<P: Peer>(ctx: &mut Ctx<'_>, n: usize, keys: &[u64], sequential: bo
     Ok(())
 }
 
-/// Point lookups in one peer's map (`built`, holding `n` keys). `single_threaded` runs
-/// this for every peer and the sorted `Vec` one right after another (like the builds).
-fn get_case<P: Peer>(ctx: &mut Ctx<'_>, n: usize, built: &P, probes: &[u64]) -> BenchResult {
-    if !ctx.wants(Instrument::Time) {
-        return Ok(());
-    }
-    let p = n as u64;
-    let name = P::NAME;
-    let case = Case::new("get", name, "keys", p).baseline(BT);
-    let want: u64 = probes.iter().fold(0, |s, &k| s.wrapping_add(val(k)));
-    ctx.time(
-        &case,
-        probes.len() as u64,
-        || (),
-        |()| {
-            probes
-                .iter()
-                .fold(0u64, |s, &k| s.wrapping_add(built.get(k).unwrap_or(0)))
-        },
-        |&got| {
-            (got == want)
-                .then_some(())
-                .ok_or(format!("sum {got} != {want}"))
-        },
-    )?;
-    Ok(())
-}
-
-/// Everything single-threaded for one peer at one size but gets and builds (see
-/// [`get_case`] and [`build_case`]); `built` holds the `n` keys.
+/// Everything single-threaded for one peer at one size but the builds (see [`build_case`]).
 fn single<P: Peer>(
     ctx: &mut Ctx<'_>,
     n: usize,
@@ -319,10 +290,10 @@ fn single<P: Peer>(
     sorted: &Sorted,
     probes: &[u64],
     seed_row: bool,
-    built: &P,
 ) -> BenchResult {
     let p = n as u64;
     let name = P::NAME;
+    let built: P = build(keys);
 
     if ctx.wants(Instrument::Memory) && !seed_row {
         let case = Case::new("random build", name, "keys", p).baseline(BT);
@@ -345,6 +316,24 @@ fn single<P: Peer>(
     if !ctx.wants(Instrument::Time) {
         return Ok(());
     }
+
+    let case = Case::new("get", name, "keys", p).baseline(BT);
+    let want: u64 = probes.iter().fold(0, |s, &k| s.wrapping_add(val(k)));
+    ctx.time(
+        &case,
+        probes.len() as u64,
+        || (),
+        |()| {
+            probes
+                .iter()
+                .fold(0u64, |s, &k| s.wrapping_add(built.get(k).unwrap_or(0)))
+        },
+        |&got| {
+            (got == want)
+                .then_some(())
+                .ok_or(format!("sum {got} != {want}"))
+        },
+    )?;
 
     let builds = builds_here::<P>(ctx, n);
     if seed_row {
@@ -458,8 +447,14 @@ fn single<P: Peer>(
     Ok(())
 }
 
-/// The sorted-Vec floor for point lookups (run beside the peers' [`get_case`]).
-fn floor_get(ctx: &mut Ctx<'_>, n: usize, sorted: &Sorted, probes: &[u64]) -> BenchResult {
+/// The sorted-Vec floor: get, iteration and ranges.
+fn floor(
+    ctx: &mut Ctx<'_>,
+    n: usize,
+    sorted: &Sorted,
+    probes: &[u64],
+    seed_row: bool,
+) -> BenchResult {
     let p = n as u64;
     if !ctx.wants(Instrument::Time) {
         return Ok(());
@@ -481,19 +476,7 @@ fn floor_get(ctx: &mut Ctx<'_>, n: usize, sorted: &Sorted, probes: &[u64]) -> Be
                 .ok_or(format!("sum {got} != {want}"))
         },
     )?;
-    Ok(())
-}
-
-/// The sorted-Vec floor: iteration and ranges.
-fn floor(
-    ctx: &mut Ctx<'_>,
-    n: usize,
-    sorted: &Sorted,
-    probes: &[u64],
-    seed_row: bool,
-) -> BenchResult {
-    let p = n as u64;
-    if seed_row || !ctx.wants(Instrument::Time) {
+    if seed_row {
         return Ok(());
     }
     let case = Case::new("iterate", VEC, "keys", p).baseline(BT);
@@ -668,19 +651,10 @@ fn single_threaded(ctx: &mut Ctx<'_>) -> BenchResult {
             .iter()
             .map(|x| keys[(*x % n as u64) as usize])
             .collect();
-        let cob: CobTree<u64, u64> = build(&keys);
-        let bt: BTreeMap<u64, u64> = build(&keys);
-        let rw: RwLock<BTreeMap<u64, u64>> = build(&keys);
-        let skip: SkipMap<u64, u64> = build(&keys);
-        get_case(ctx, n, &cob, &probes)?;
-        get_case(ctx, n, &bt, &probes)?;
-        get_case(ctx, n, &rw, &probes)?;
-        get_case(ctx, n, &skip, &probes)?;
-        floor_get(ctx, n, &sorted, &probes)?;
-        single(ctx, n, &keys, &sorted, &probes, true, &cob)?;
-        single(ctx, n, &keys, &sorted, &probes, true, &bt)?;
-        single(ctx, n, &keys, &sorted, &probes, true, &rw)?;
-        single(ctx, n, &keys, &sorted, &probes, true, &skip)?;
+        single::<CobTree<u64, u64>>(ctx, n, &keys, &sorted, &probes, true)?;
+        single::<BTreeMap<u64, u64>>(ctx, n, &keys, &sorted, &probes, true)?;
+        single::<RwLock<BTreeMap<u64, u64>>>(ctx, n, &keys, &sorted, &probes, true)?;
+        single::<SkipMap<u64, u64>>(ctx, n, &keys, &sorted, &probes, true)?;
         floor(ctx, n, &sorted, &probes, true)?;
         for sequential in [false, true] {
             build_case::<CobTree<u64, u64>>(ctx, n, &keys, sequential)?;
@@ -700,16 +674,9 @@ fn single_threaded(ctx: &mut Ctx<'_>) -> BenchResult {
             .iter()
             .map(|x| keys[(*x % n as u64) as usize])
             .collect();
-        let cob: CobTree<u64, u64> = build(&keys);
-        let bt: BTreeMap<u64, u64> = build(&keys);
-        let skip: SkipMap<u64, u64> = build(&keys);
-        get_case(ctx, n, &cob, &probes)?;
-        get_case(ctx, n, &bt, &probes)?;
-        get_case(ctx, n, &skip, &probes)?;
-        floor_get(ctx, n, &sorted, &probes)?;
-        single(ctx, n, &keys, &sorted, &probes, false, &cob)?;
-        single(ctx, n, &keys, &sorted, &probes, false, &bt)?;
-        single(ctx, n, &keys, &sorted, &probes, false, &skip)?;
+        single::<CobTree<u64, u64>>(ctx, n, &keys, &sorted, &probes, false)?;
+        single::<BTreeMap<u64, u64>>(ctx, n, &keys, &sorted, &probes, false)?;
+        single::<SkipMap<u64, u64>>(ctx, n, &keys, &sorted, &probes, false)?;
         floor(ctx, n, &sorted, &probes, false)?;
         for sequential in [false, true] {
             build_case::<CobTree<u64, u64>>(ctx, n, &keys, sequential)?;
