@@ -131,6 +131,12 @@ impl Drop for Lines {
 /// The transparent huge page size on x86-64 Linux.
 const HUGE_PAGE: usize = 2 << 20;
 
+/// Only arrays of at least 32 MiB are advised: the advice stays on the address range
+/// after the array is freed, and glibc's `malloc` serves anything this large with its own
+/// `mmap` (its threshold never rises above 32 MiB on 64-bit), which `free` unmaps, so the
+/// advice cannot leak onto memory the allocator later hands to someone else.
+const ADVISE_MIN: usize = 32 << 20;
+
 /// Asks Linux to back the whole 2 MiB pages inside `len` bytes at `p` with huge pages
 /// (where THP is in `madvise` mode): a random access into a large array then costs fewer
 /// TLB misses, and a fresh array faults once per 2 MiB instead of once per 4 KiB. Pages
@@ -142,7 +148,7 @@ fn advise_huge(p: *mut u8, len: usize) {
     {
         let start = p.addr().next_multiple_of(HUGE_PAGE);
         let end = (p.addr() + len) & !(HUGE_PAGE - 1);
-        if end > start {
+        if len >= ADVISE_MIN && end > start {
             // SAFETY: `[start, end)` lies inside `[p, p + len)`, a live allocation the
             // caller owns, so no other object shares those pages; `MADV_HUGEPAGE` changes
             // only how the range is backed, never its contents.
