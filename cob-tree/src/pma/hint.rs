@@ -46,7 +46,8 @@ pub(crate) struct Lines {
 // `Sync` because `Line` is: it holds only atomics); nothing else points into it.
 #[cfg(not(loom))]
 unsafe impl Send for Lines {}
-// SAFETY: as above; shared access goes through `&[Line]`, i.e. through atomics only.
+// SAFETY: as above; shared access goes through `&[AtomicU64]` views (`words`), i.e.
+// through atomics only.
 #[cfg(not(loom))]
 unsafe impl Sync for Lines {}
 
