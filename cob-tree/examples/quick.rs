@@ -58,6 +58,81 @@ fn main() {
         }
         return;
     }
+    if std::env::args().nth(2).as_deref() == Some("ratio") {
+        // Interleaved random builds (order alternating), the per-pair ratio CobTree/BTreeMap.
+        let reps: usize = std::env::args()
+            .nth(3)
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(7);
+        // Thread CPU time (ns, from the scheduler), not wall time: on a shared machine the
+        // wall clock also counts the time other processes held the core.
+        let cpu = || {
+            let s = std::fs::read_to_string("/proc/thread-self/schedstat")
+                .expect("ratio mode needs Linux /proc/thread-self/schedstat");
+            s.split_whitespace()
+                .next()
+                .and_then(|x| x.parse::<f64>().ok())
+                .expect("schedstat starts with the thread's CPU time in ns")
+        };
+        let bt = || {
+            let t = cpu();
+            let mut m = BTreeMap::new();
+            for &k in &ks {
+                m.insert(k, k);
+            }
+            assert_eq!(m.len(), n);
+            (cpu() - t) / n as f64
+        };
+        // LEAF=cap tries another leaf capacity.
+        let leaf: Option<usize> = std::env::var("LEAF").ok().and_then(|s| s.parse().ok());
+        let cob = || {
+            let t = cpu();
+            let m = leaf.map_or_else(CobTree::new, CobTree::with_leaf_capacity);
+            for &k in &ks {
+                m.insert(k, k);
+            }
+            assert_eq!(m.len(), n);
+            (cpu() - t) / n as f64
+        };
+        let (mut b, mut c, mut r) = (vec![], vec![], vec![]);
+        for i in 0..reps {
+            let (x, y) = if i % 2 == 0 {
+                let x = bt();
+                (x, cob())
+            } else {
+                let y = cob();
+                (bt(), y)
+            };
+            println!("BTreeMap {x:7.1}  CobTree {y:7.1}  ratio {:.3}", y / x);
+            b.push(x);
+            c.push(y);
+            r.push(y / x);
+        }
+        let med = |v: &mut Vec<f64>| {
+            v.sort_by(f64::total_cmp);
+            v[v.len() / 2]
+        };
+        let (mb, mc, mr) = (med(&mut b), med(&mut c), med(&mut r));
+        println!(
+            "median BTreeMap {mb:.1} CobTree {mc:.1} ratio of medians {:.3} median ratio {mr:.3} min/min {:.3}",
+            mc / mb,
+            c[0] / b[0]
+        );
+        return;
+    }
+    if std::env::args().nth(2).as_deref() == Some("cobrand") {
+        // CobTree alone, for profilers.
+        for _ in 0..3 {
+            time("CobTree random build", n, || {
+                let t = CobTree::new();
+                for &k in &ks {
+                    t.insert(k, k);
+                }
+                assert_eq!(t.len(), n);
+            });
+        }
+        return;
+    }
     if std::env::args().nth(2).as_deref() == Some("small") {
         let reps = 2_000_000 / n;
         time("BTreeMap random build (small)", n * reps, || {

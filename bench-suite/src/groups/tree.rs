@@ -229,7 +229,60 @@ fn build<P: Peer>(keys: &[u64]) -> P {
     p
 }
 
-/// Everything single-threaded for one peer at one size.
+/// Whether `P`'s builds and removes run at `n` keys: SkipMap builds cost seconds per
+/// sample at 1M keys (half a minute at 10M), so they run up to 100K keys in quick mode and
+/// up to 1M in full mode, to keep the group in budget.
+fn builds_here<P: Peer>(ctx: &Ctx<'_>, n: usize) -> bool {
+    P::NAME != SKIP || n <= if ctx.full() { 1_000_000 } else { 100_000 }
+}
+
+/// The random or the sequential build of one peer at one size. `single_threaded` runs
+/// each for every peer one right after another, so that a change in the load of a shared
+/// machine falls on both sides of the ratios alike instead of on one peer's block of cases.
+fn build_case<P: Peer>(ctx: &mut Ctx<'_>, n: usize, keys: &[u64], sequential: bool) -> BenchResult {
+    let p = n as u64;
+    let name = P::NAME;
+    if !builds_here::<P>(ctx, n) {
+        return Ok(());
+    }
+    if !sequential {
+        let case = Case::new("random build", name, "keys", p).baseline(BT);
+        ctx.time(
+            &case,
+            p,
+            || (),
+            |()| build::<P>(keys),
+            |m| {
+                (m.len() == n)
+                    .then_some(())
+                    .ok_or(format!("len {}", m.len()))
+            },
+        )?;
+        return Ok(());
+    }
+    let case = Case::new("sequential build", name, "keys", p).baseline(BT);
+    ctx.time(
+        &case,
+        p,
+        || (),
+        |()| {
+            let mut m = P::empty();
+            for k in 0..p {
+                m.put(k, val(k));
+            }
+            m
+        },
+        |m| {
+            (m.len() == n)
+                .then_some(())
+                .ok_or(format!("len {}", m.len()))
+        },
+    )?;
+
+    Ok(())
+}
+
+/// Everything single-threaded for one peer at one size but the builds (see [`build_case`]).
 fn single<P: Peer>(
     ctx: &mut Ctx<'_>,
     n: usize,
@@ -282,44 +335,7 @@ fn single<P: Peer>(
         },
     )?;
 
-    // SkipMap builds cost seconds per sample at 1M keys (half a minute at 10M): they run up
-    // to 100K keys in quick mode and up to 1M in full mode, so the group stays in budget.
-    let builds = name != SKIP || n <= if ctx.full() { 1_000_000 } else { 100_000 };
-    let case = Case::new("random build", name, "keys", p).baseline(BT);
-    if builds {
-        ctx.time(
-            &case,
-            p,
-            || (),
-            |()| build::<P>(keys),
-            |m| {
-                (m.len() == n)
-                    .then_some(())
-                    .ok_or(format!("len {}", m.len()))
-            },
-        )?;
-    }
-    let case = Case::new("sequential build", name, "keys", p).baseline(BT);
-    if builds {
-        ctx.time(
-            &case,
-            p,
-            || (),
-            |()| {
-                let mut m = P::empty();
-                for k in 0..p {
-                    m.put(k, val(k));
-                }
-                m
-            },
-            |m| {
-                (m.len() == n)
-                    .then_some(())
-                    .ok_or(format!("len {}", m.len()))
-            },
-        )?;
-    }
-
+    let builds = builds_here::<P>(ctx, n);
     if seed_row {
         let case = Case::new("80/20 mix", name, "keys", p).baseline(BT);
         let extra = random_keys(MIX_OPS, 0xfeed);
@@ -640,6 +656,12 @@ fn single_threaded(ctx: &mut Ctx<'_>) -> BenchResult {
         single::<RwLock<BTreeMap<u64, u64>>>(ctx, n, &keys, &sorted, &probes, true)?;
         single::<SkipMap<u64, u64>>(ctx, n, &keys, &sorted, &probes, true)?;
         floor(ctx, n, &sorted, &probes, true)?;
+        for sequential in [false, true] {
+            build_case::<CobTree<u64, u64>>(ctx, n, &keys, sequential)?;
+            build_case::<BTreeMap<u64, u64>>(ctx, n, &keys, sequential)?;
+            build_case::<RwLock<BTreeMap<u64, u64>>>(ctx, n, &keys, sequential)?;
+            build_case::<SkipMap<u64, u64>>(ctx, n, &keys, sequential)?;
+        }
     }
     let mut sizes = LARGE_SIZES.to_vec();
     if ctx.full() {
@@ -656,6 +678,11 @@ fn single_threaded(ctx: &mut Ctx<'_>) -> BenchResult {
         single::<BTreeMap<u64, u64>>(ctx, n, &keys, &sorted, &probes, false)?;
         single::<SkipMap<u64, u64>>(ctx, n, &keys, &sorted, &probes, false)?;
         floor(ctx, n, &sorted, &probes, false)?;
+        for sequential in [false, true] {
+            build_case::<CobTree<u64, u64>>(ctx, n, &keys, sequential)?;
+            build_case::<BTreeMap<u64, u64>>(ctx, n, &keys, sequential)?;
+            build_case::<SkipMap<u64, u64>>(ctx, n, &keys, sequential)?;
+        }
     }
     Ok(())
 }

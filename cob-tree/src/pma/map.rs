@@ -87,6 +87,7 @@ impl<K: Key, V: Pod> Map<K, V> {
     fn lock_owner<'g>(&'g self, k: &K, guard: &'g Guard) -> Option<(&'g Pma<K, V>, usize)> {
         let pma = self.root.load(guard);
         let mut j = pma.locate(k);
+        pma.prefetch_leaf(j);
         loop {
             if !pma.try_lock(j) {
                 return None;
@@ -187,8 +188,9 @@ impl<K: Key, V: Pod> Map<K, V> {
         // Every leaf is locked and the whole array is too dense: grow.
         let n = pma.count_range(0, pma.leaves()) + 1;
         let leaves = (pma.leaves() * 2).max(leaves_for(n, self.cap));
-        let elems = merge(pma.elements(), (k, v));
-        let new = Pma::build(leaves, self.cap, n, elems, append);
+        let at = (j, pma.insert_pos(j, &k));
+        let new = pma.rebuild(leaves, Some(((k, v), at)), append);
+        debug_assert_eq!(n, new.count_range(0, new.live_end()));
         self.root.replace(new, guard);
         None
     }
@@ -233,7 +235,7 @@ impl<K: Key, V: Pod> Map<K, V> {
             (0..pma.leaves()).for_each(|i| pma.unlock(i));
             return;
         }
-        let new = Pma::build(leaves, self.cap, n, pma.elements(), false);
+        let new = pma.rebuild(leaves, None, false);
         self.root.replace(new, guard);
     }
 
@@ -292,18 +294,4 @@ impl<K: Key, V: Pod> Map<K, V> {
 fn leaves_for(n: usize, cap: usize) -> usize {
     let _ = UPPER_ROOT;
     n.saturating_mul(2).div_ceil(cap).max(1).next_power_of_two()
-}
-
-/// `elems` (sorted) with `extra` (a new key) merged in at its place.
-fn merge<K: Ord + Copy, V: Copy>(
-    elems: impl Iterator<Item = (K, V)>,
-    extra: (K, V),
-) -> impl Iterator<Item = (K, V)> {
-    let mut extra = Some(extra);
-    let mut elems = elems.peekable();
-    core::iter::from_fn(move || match (extra, elems.peek()) {
-        (Some(e), Some(x)) if e.0 < x.0 => extra.take(),
-        (Some(_), None) => extra.take(),
-        _ => elems.next(),
-    })
 }

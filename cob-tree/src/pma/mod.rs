@@ -38,8 +38,12 @@ use core::marker::PhantomData;
 /// Bytes per cache line; every leaf starts on one.
 pub const CACHE_LINE: usize = 64;
 /// The target size of one leaf in bytes (header + keys + values, before rounding up to whole
-/// cache lines): eight cache lines.
-pub const LEAF_BYTES: usize = 512;
+/// cache lines): sixteen cache lines, 62 `u64 -> u64` elements. Measured against 512 and
+/// 2048 bytes by random builds of 1M keys (`cargo run --release -p cob-tree --example quick
+/// -- 1000000 ratio` with `LEAF=30/62/126`): writers prefetch the whole leaf, so its size
+/// costs little latency, while a smaller index (half the fences) and half as many window
+/// rebalances and leaf hops pay.
+pub const LEAF_BYTES: usize = 1024;
 /// The smallest leaf capacity (elements per leaf) accepted.
 pub const MIN_LEAF_CAPACITY: usize = 4;
 /// The largest leaf capacity accepted (the count lives in 32 bits).
@@ -48,25 +52,30 @@ pub const MAX_LEAF_CAPACITY: usize = 1 << 16;
 const WORDS_PER_LINE: usize = CACHE_LINE / 8;
 
 #[repr(C, align(64))]
-struct Line([AtomicU64; WORDS_PER_LINE]);
+pub(crate) struct Line([AtomicU64; WORDS_PER_LINE]);
 
 #[cfg(not(loom))]
 const _: () = assert!(core::mem::size_of::<Line>() == CACHE_LINE);
 #[cfg(not(loom))]
 const _: () = assert!(core::mem::align_of::<Line>() == CACHE_LINE);
 
+/// The storage of one array: whole cache lines, read as one flat slice of words.
+#[cfg(not(loom))]
+type Store = hint::Lines;
+/// Under loom alignment does not matter (and loom's atomics are not 8 bytes): plain words.
+#[cfg(loom)]
+type Store = Box<[AtomicU64]>;
+
 /// `n` zeroed cache lines. Off loom this is one zeroed allocation (`calloc`: large arrays
 /// come straight from the OS as untouched zero pages, so unused tail leaves cost nothing).
-fn zeroed_lines(n: usize) -> Box<[Line]> {
+fn zeroed_lines(n: usize) -> Store {
     #[cfg(not(loom))]
     {
-        hint::zeroed_lines(n)
+        hint::Lines::zeroed(n)
     }
     #[cfg(loom)]
     {
-        (0..n)
-            .map(|_| Line(core::array::from_fn(|_| AtomicU64::new(0))))
-            .collect()
+        (0..n * WORDS_PER_LINE).map(|_| AtomicU64::new(0)).collect()
     }
 }
 
@@ -103,9 +112,11 @@ pub(crate) enum Probe<T> {
 
 /// One packed memory array. Shared between threads only behind a [`Root`].
 pub(crate) struct Pma<K, V> {
-    lines: Box<[Line]>,
+    lines: Store,
     /// Eytzinger-ordered lower fences of leaves `1..leaves` (node `p` at words `p*KW..`).
-    index: Box<[AtomicU64]>,
+    /// Cache-line aligned, so the 16 nodes four levels below a node (`16 * KW` words)
+    /// are exactly `2 * KW` whole lines.
+    index: Store,
     leaves: usize,
     height: u32,
     cap: usize,
@@ -132,7 +143,7 @@ impl<K: Key, V: Pod> Pma<K, V> {
             .checked_mul(stride)
             .expect("CobTree capacity overflows usize");
         let lines = zeroed_lines(words / WORDS_PER_LINE);
-        let index = (0..leaves * K::WORDS).map(|_| AtomicU64::new(0)).collect();
+        let index = zeroed_lines((leaves * K::WORDS).div_ceil(WORDS_PER_LINE));
         let pma = Pma {
             lines,
             index,
@@ -145,7 +156,11 @@ impl<K: Key, V: Pod> Pma<K, V> {
             _kv: PhantomData,
         };
         for p in 1..leaves {
-            pma.store_words(&pma.index[p * K::WORDS..], K::MAX.to_words(), K::WORDS);
+            pma.store_words(
+                pma.index_span(p * K::WORDS, K::WORDS),
+                K::MAX.to_words(),
+                K::WORDS,
+            );
         }
         pma.word(META).store(LO_NEG_INF | HI_INF, Ordering::Relaxed);
         pma
@@ -165,9 +180,68 @@ impl<K: Key, V: Pod> Pma<K, V> {
 
     // ----- words ------------------------------------------------------------------------
 
+    /// Words `start..start + len` of the array, flat (leaf `j` starts at `j * stride`).
+    #[inline(always)]
+    fn span(&self, start: usize, len: usize) -> &[AtomicU64] {
+        span(&self.lines, start, len)
+    }
+
     #[inline(always)]
     fn word(&self, i: usize) -> &AtomicU64 {
-        &self.lines[i / WORDS_PER_LINE].0[i % WORDS_PER_LINE]
+        &self.span(i, 1)[0]
+    }
+
+    /// Copies words `src..src + len` to `dst..dst + len` of the array (overlap allowed).
+    #[inline(always)]
+    fn copy_within_array(&self, src: usize, dst: usize, len: usize) {
+        if len > 0 {
+            let lo = src.min(dst);
+            let w = self.span(lo, src.max(dst) + len - lo);
+            copy_words(w, src - lo, dst - lo, len);
+        }
+    }
+
+    /// Leaf `j`'s key words and value words (`cap` elements each), bounds-checked once.
+    #[inline(always)]
+    fn cells(&self, j: usize) -> (&[AtomicU64], &[AtomicU64]) {
+        let k0 = self.key_off(j, 0);
+        let kw = self.cap * K::WORDS;
+        self.span(k0, kw + self.cap * V::WORDS).split_at(kw)
+    }
+
+    /// Copies `len` elements from global cell `src` to global cell `dst` (cell `c` is slot
+    /// `c % cap` of leaf `c / cap`); the ranges may overlap, like `copy_within`. Runs of
+    /// cells that stay within one leaf on both sides move as two word loops.
+    fn copy_cells(&self, src: usize, dst: usize, len: usize) {
+        let cap = self.cap;
+        if len == 0 || src == dst {
+            return;
+        }
+        if dst < src {
+            let mut done = 0;
+            while done < len {
+                let (s, d) = (src + done, dst + done);
+                let c = (len - done).min(cap - s % cap).min(cap - d % cap);
+                self.copy_run(s, d, c);
+                done += c;
+            }
+        } else {
+            let mut left = len;
+            while left > 0 {
+                let (s, d) = (src + left, dst + left);
+                let c = left.min((s - 1) % cap + 1).min((d - 1) % cap + 1);
+                self.copy_run(s - c, d - c, c);
+                left -= c;
+            }
+        }
+    }
+
+    /// `copy_cells` for a run that stays within one leaf at both ends.
+    #[inline(always)]
+    fn copy_run(&self, s: usize, d: usize, c: usize) {
+        let (sj, ss, dj, ds) = (s / self.cap, s % self.cap, d / self.cap, d % self.cap);
+        self.copy_within_array(self.key_off(sj, ss), self.key_off(dj, ds), c * K::WORDS);
+        self.copy_within_array(self.val_off(sj, ss), self.val_off(dj, ds), c * V::WORDS);
     }
 
     #[inline(always)]
@@ -318,6 +392,12 @@ impl<K: Key, V: Pod> Pma<K, V> {
 
     // ----- index -------------------------------------------------------------------------
 
+    /// Index words `start..start + len` (node `p` at `p * KW..`), flat.
+    #[inline(always)]
+    fn index_span(&self, start: usize, len: usize) -> &[AtomicU64] {
+        span(&self.index, start, len)
+    }
+
     /// Eytzinger position of the fence of in-order rank `r` (the lower fence of leaf r+1).
     #[inline(always)]
     fn pos_of_rank(&self, r: usize) -> usize {
@@ -337,16 +417,11 @@ impl<K: Key, V: Pod> Pma<K, V> {
 
     fn set_index(&self, leaf: usize, k: K) {
         let p = self.pos_of_rank(leaf - 1);
-        self.store_words(&self.index[p * K::WORDS..], k.to_words(), K::WORDS);
-    }
-
-    #[inline(always)]
-    fn index_node(&self, p: usize) -> K {
-        let mut w = [0u64; 2];
-        for (i, x) in w.iter_mut().enumerate().take(K::WORDS) {
-            *x = self.index[p * K::WORDS + i].load(Ordering::Relaxed);
-        }
-        K::from_words(w)
+        self.store_words(
+            self.index_span(p * K::WORDS, K::WORDS),
+            k.to_words(),
+            K::WORDS,
+        );
     }
 
     /// The leaf the index says owns `k`: the last live leaf whose lower fence is `<= k`.
@@ -367,13 +442,17 @@ impl<K: Key, V: Pod> Pma<K, V> {
         let n = self.leaves - 1;
         let mut leaf = n;
         if n > 0 {
+            // One borrow of the whole index for the descent.
+            let idx = self.index_span(0, self.leaves * K::WORDS);
             let mut p = 1usize;
             while p <= n {
                 // The 16 great-great-grandchildren of `p` are contiguous: fetch them now.
-                if let Some(w) = self.index.get(16 * p * K::WORDS) {
-                    hint::prefetch(w);
+                if let Some(block) = idx.get(16 * p * K::WORDS..16 * (p + 1) * K::WORDS) {
+                    for line in block.chunks_exact(WORDS_PER_LINE) {
+                        hint::prefetch(&line[0]);
+                    }
                 }
-                p = 2 * p + usize::from(self.index_node(p) <= *k);
+                p = 2 * p + usize::from(load::<K>(idx, p) <= *k);
             }
             p >>= p.trailing_ones() + 1;
             if p != 0 {
@@ -390,13 +469,24 @@ impl<K: Key, V: Pod> Pma<K, V> {
         }
     }
 
+    /// Starts loading every line of leaf `j` in parallel (a writer reads the header and
+    /// keys and shifts values: one memory round trip instead of several).
+    #[inline(always)]
+    pub(crate) fn prefetch_leaf(&self, j: usize) {
+        let first = self.base(j);
+        let leaf = self.span(first, self.stride);
+        for line in leaf.chunks_exact(WORDS_PER_LINE) {
+            hint::prefetch(&line[0]);
+        }
+    }
+
     /// Starts loading leaf `j`'s header and key lines in parallel.
     #[inline(always)]
     pub(crate) fn prefetch_keys(&self, j: usize) {
         let first = self.base(j);
         let end = self.key_off(j, self.cap);
-        for w in (first..end).step_by(WORDS_PER_LINE) {
-            hint::prefetch(self.word(w));
+        for line in self.span(first, end - first).chunks(WORDS_PER_LINE) {
+            hint::prefetch(&line[0]);
         }
     }
 
@@ -502,27 +592,18 @@ impl<K: Key, V: Pod> Pma<K, V> {
     }
 
     fn find(&self, j: usize, n: usize, k: &K) -> Result<usize, usize> {
+        let (ks, _) = self.cells(j);
         // Appends (sorted input) go past the last key: one comparison, not a scan.
-        if n == 0 || self.key(j, n - 1) < *k {
+        if n == 0 || load::<K>(ks, n - 1) < *k {
             return Err(n);
         }
         for s in 0..n {
-            let x = self.key(j, s);
+            let x = load::<K>(ks, s);
             if x >= *k {
                 return if x == *k { Ok(s) } else { Err(s) };
             }
         }
         Err(n)
-    }
-
-    fn move_cell(&self, from: (usize, usize), to: (usize, usize)) {
-        if from == to {
-            return;
-        }
-        let k: K = self.key(from.0, from.1);
-        let v: V = self.val(from.0, from.1);
-        self.store_at(self.key_off(to.0, to.1), k);
-        self.store_at(self.val_off(to.0, to.1), v);
     }
 
     fn set_count(&self, j: usize, meta: u64, n: usize) {
@@ -545,9 +626,19 @@ impl<K: Key, V: Pod> Pma<K, V> {
                 if n == self.cap || self.wants_fresh_leaf(j, meta, n, pos) {
                     return Err(());
                 }
-                for s in (pos..n).rev() {
-                    self.move_cell((j, s), (j, s + 1));
-                }
+                let (ks, vs) = self.cells(j);
+                copy_words(
+                    ks,
+                    pos * K::WORDS,
+                    (pos + 1) * K::WORDS,
+                    (n - pos) * K::WORDS,
+                );
+                copy_words(
+                    vs,
+                    pos * V::WORDS,
+                    (pos + 1) * V::WORDS,
+                    (n - pos) * V::WORDS,
+                );
                 self.store_at(self.key_off(j, pos), k);
                 self.store_at(self.val_off(j, pos), v);
                 self.set_count(j, meta, n + 1);
@@ -574,9 +665,9 @@ impl<K: Key, V: Pod> Pma<K, V> {
         let n = self.count_of(meta);
         let s = self.find(j, n, k).ok()?;
         let old = self.val(j, s);
-        for t in s + 1..n {
-            self.move_cell((j, t), (j, t - 1));
-        }
+        let (ks, vs) = self.cells(j);
+        copy_words(ks, (s + 1) * K::WORDS, s * K::WORDS, (n - s - 1) * K::WORDS);
+        copy_words(vs, (s + 1) * V::WORDS, s * V::WORDS, (n - s - 1) * V::WORDS);
         self.set_count(j, meta, n - 1);
         Some((old, n - 1))
     }
@@ -586,6 +677,14 @@ impl<K: Key, V: Pod> Pma<K, V> {
         let meta = self.meta(j);
         let n = self.count_of(meta);
         meta & HI_INF != 0 && (n == 0 || *k > self.key(j, n - 1))
+    }
+
+    /// Where `k` (absent) would go in locked leaf `j`.
+    pub(crate) fn insert_pos(&self, j: usize, k: &K) -> usize {
+        let n = self.count(j);
+        match self.find(j, n, k) {
+            Ok(s) | Err(s) => s,
+        }
     }
 
     /// Whether an insert of `k` into full locked leaf `j` can open the next leaf.
@@ -632,38 +731,59 @@ impl<K: Key, V: Pod> Pma<K, V> {
         let last_meta = self.meta(last_live);
         let win_hi = (last_meta & HI_INF == 0).then(|| self.hi(last_live));
         let a_flags = self.meta(a) & LO_NEG_INF;
-        let cell = |c: usize| (c / cap, c % cap);
 
         let mut dest = b * cap;
         for j in (a..b).rev() {
-            for s in (0..self.count(j)).rev() {
-                dest -= 1;
-                self.move_cell((j, s), cell(dest));
-            }
+            let c = self.count(j);
+            dest -= c;
+            self.copy_cells(j * cap, dest, c);
         }
-        let end = b * cap;
-        let total = end - dest + usize::from(extra.is_some());
+        let n = b * cap - dest;
+        let total = n + usize::from(extra.is_some());
         assert!(total > 0, "redistributing an empty window");
+        // The new element goes before the first packed key above it.
+        let p = match extra {
+            Some((ek, _)) => {
+                let (mut lo, mut hi) = (0, n);
+                while lo < hi {
+                    let mid = (lo + hi) / 2;
+                    if self.load_at::<K>(self.key_off_cell(dest + mid)) < ek {
+                        lo = mid + 1;
+                    } else {
+                        hi = mid;
+                    }
+                }
+                lo
+            }
+            None => n,
+        };
         let (q, r) = (total / m, total % m);
-        let mut src = dest;
-        let mut extra = extra;
+        // `v` walks the merged sequence (packed elements with `extra` at `p`); every
+        // destination cell is at or before its source, so dealing left to right never
+        // overwrites an element before it is read.
+        let mut v = 0;
         for (i, j) in (a..b).enumerate() {
             // The remainder goes to the last leaves, so empty leaves (if any) come first
             // and the window's last leaf is never empty.
             let c = q + usize::from(i >= m - r);
-            for s in 0..c {
-                let take_extra = match extra {
-                    Some((ek, _)) => src == end || ek < self.load_at::<K>(self.key_off_cell(src)),
-                    None => false,
-                };
-                if take_extra {
-                    let (ek, ev) = extra.take().expect("checked above");
-                    self.store_at(self.key_off(j, s), ek);
-                    self.store_at(self.val_off(j, s), ev);
-                } else {
-                    self.move_cell(cell(src), (j, s));
-                    src += 1;
-                }
+            let (mut out, mut left) = (j * cap, c);
+            if v < p {
+                let t = left.min(p - v);
+                self.copy_cells(dest + v, out, t);
+                (out, v, left) = (out + t, v + t, left - t);
+            }
+            if left > 0
+                && v == p
+                && let Some((ek, ev)) = extra
+            {
+                self.store_at(self.key_off_cell(out), ek);
+                self.store_at(self.val_off(out / cap, out % cap), ev);
+                (out, v, left) = (out + 1, v + 1, left - 1);
+            }
+            if left > 0 {
+                let after = usize::from(extra.is_some() && v > p);
+                self.copy_cells(dest + v - after, out, left);
+                v += left;
             }
             self.word(self.base(j) + META)
                 .store(c as u64, Ordering::Relaxed);
@@ -704,34 +824,99 @@ impl<K: Key, V: Pod> Pma<K, V> {
         self.key_off(c / self.cap, c % self.cap)
     }
 
-    /// Every element of the (fully locked or unshared) array in key order.
-    pub(crate) fn elements(&self) -> impl Iterator<Item = (K, V)> + '_ {
-        (0..self.live_end.load(Ordering::Relaxed))
-            .flat_map(move |j| (0..self.count(j)).map(move |s| (self.key(j, s), self.val(j, s))))
-    }
-
     /// Builds an unshared array of `leaves` leaves from `n` sorted elements: packed left
     /// to the append fill (`pack_left`, for sorted input) or spread evenly over all leaves.
+    #[cfg(test)]
     pub(crate) fn build(
         leaves: usize,
         cap: usize,
         n: usize,
-        elems: impl Iterator<Item = (K, V)>,
+        mut elems: impl Iterator<Item = (K, V)>,
         pack_left: bool,
     ) -> Self {
         let pma = Self::new_empty(leaves, cap);
+        let used = pma.plan(n, pack_left, |pma, j, c| {
+            let mut elems = elems.by_ref().take(c);
+            for s in 0..c {
+                let (k, v) = elems.next().expect("build: fewer elements than promised");
+                pma.store_at(pma.key_off(j, s), k);
+                pma.store_at(pma.val_off(j, s), v);
+            }
+        });
+        assert!(elems.next().is_none(), "build: more elements than promised");
+        pma.finish(used);
+        pma
+    }
+
+    /// Builds an unshared array of `leaves` leaves holding every element of `self` (fully
+    /// locked) plus `extra`, whose place in `self` is `(leaf, slot)`; laid out as `build`
+    /// does, but copied leaf to leaf in runs of words rather than element by element.
+    pub(crate) fn rebuild(
+        &self,
+        leaves: usize,
+        extra: Option<((K, V), (usize, usize))>,
+        pack_left: bool,
+    ) -> Self {
+        let live = self.live_end.load(Ordering::Relaxed);
+        let n = self.count_range(0, live) + usize::from(extra.is_some());
+        let pma = Self::new_empty(leaves, self.cap);
+        let (mut sj, mut ss) = (0, 0);
+        let mut extra = extra;
+        let used = pma.plan(n, pack_left, |pma, j, c| {
+            let mut s = 0;
+            while s < c {
+                if let Some(((k, v), at)) = extra
+                    && at == (sj, ss)
+                {
+                    pma.store_at(pma.key_off(j, s), k);
+                    pma.store_at(pma.val_off(j, s), v);
+                    extra = None;
+                    s += 1;
+                    continue;
+                }
+                let have = self.count(sj);
+                if ss == have {
+                    (sj, ss) = (sj + 1, 0);
+                    continue;
+                }
+                let mut t = (c - s).min(have - ss);
+                if let Some((_, (ej, es))) = extra
+                    && ej == sj
+                {
+                    t = t.min(es - ss);
+                }
+                let (kw, vw) = (t * K::WORDS, t * V::WORDS);
+                copy_between(
+                    self.span(self.key_off(sj, ss), kw),
+                    pma.span(pma.key_off(j, s), kw),
+                );
+                copy_between(
+                    self.span(self.val_off(sj, ss), vw),
+                    pma.span(pma.val_off(j, s), vw),
+                );
+                (s, ss) = (s + t, ss + t);
+            }
+        });
+        pma.finish(used);
+        pma
+    }
+
+    /// Decides how many of `n` elements each leaf of this fresh array gets, sets the
+    /// counts, and calls `fill(self, leaf, count)` for each used leaf in order; returns the
+    /// number of leaves used.
+    fn plan(&self, n: usize, pack_left: bool, mut fill: impl FnMut(&Self, usize, usize)) -> usize {
+        let leaves = self.leaves;
         let (used, per, rem) = if pack_left {
-            let fill = pma.append_fill();
+            let fill = self.append_fill();
             let used = n.div_ceil(fill).max(1);
             (used, fill, 0)
         } else {
             (leaves, n / leaves, n % leaves)
         };
         assert!(
-            used <= leaves && n <= leaves * cap,
+            used <= leaves && n <= leaves * self.cap,
             "build: too many elements for the array"
         );
-        let mut elems = elems;
         let mut placed = 0;
         for j in 0..used {
             let c = if pack_left {
@@ -739,44 +924,94 @@ impl<K: Key, V: Pod> Pma<K, V> {
             } else {
                 per + usize::from(j >= leaves - rem)
             };
-            for s in 0..c {
-                let (k, v) = elems.next().expect("build: fewer elements than promised");
-                pma.store_at(pma.key_off(j, s), k);
-                pma.store_at(pma.val_off(j, s), v);
-            }
+            fill(self, j, c);
             placed += c;
-            pma.word(pma.base(j) + META)
+            self.word(self.base(j) + META)
                 .store(c as u64, Ordering::Relaxed);
         }
-        assert!(elems.next().is_none(), "build: more elements than promised");
+        used
+    }
+
+    /// Sets the fences, index, tail hint and `live_end` of a freshly filled array whose
+    /// first `used` leaves hold elements (empty leaves, if any, first).
+    fn finish(&self, used: usize) {
         let mut next_lo: Option<K> = None;
         for j in (0..used).rev() {
             let mut flags = 0;
             match next_lo {
-                Some(h) => pma.store_at(pma.base(j) + FENCES + K::WORDS, h),
+                Some(h) => self.store_at(self.base(j) + FENCES + K::WORDS, h),
                 None => flags |= HI_INF,
             }
             if j == 0 {
                 flags |= LO_NEG_INF;
             } else {
-                let lo = if pma.count(j) > 0 {
-                    pma.key(j, 0)
+                let lo = if self.count(j) > 0 {
+                    self.key(j, 0)
                 } else {
                     next_lo.expect("empty leaves come first")
                 };
-                pma.store_at(pma.base(j) + FENCES, lo);
-                pma.set_index(j, lo);
+                self.store_at(self.base(j) + FENCES, lo);
+                self.set_index(j, lo);
                 if j == used - 1 {
-                    pma.set_tail(lo);
+                    self.set_tail(lo);
                 }
                 next_lo = Some(lo);
             }
-            let c = pma.count(j) as u64;
-            pma.word(pma.base(j) + META)
+            let c = self.count(j) as u64;
+            self.word(self.base(j) + META)
                 .store(c | flags, Ordering::Relaxed);
         }
-        pma.live_end.store(used, Ordering::Relaxed);
-        pma
+        self.live_end.store(used, Ordering::Relaxed);
+    }
+}
+
+/// Copies the words of `src` to `dst` (same length, two different arrays).
+#[inline(always)]
+fn copy_between(src: &[AtomicU64], dst: &[AtomicU64]) {
+    for (to, from) in dst.iter().zip(src) {
+        to.store(from.load(Ordering::Relaxed), Ordering::Relaxed);
+    }
+}
+
+/// Words `start..start + len` of an array's storage (`Lines` off loom, plain words on it).
+#[inline(always)]
+fn span(store: &Store, start: usize, len: usize) -> &[AtomicU64] {
+    #[cfg(not(loom))]
+    {
+        store.words(start, len)
+    }
+    #[cfg(loom)]
+    {
+        &store[start..start + len]
+    }
+}
+
+/// Loads the `T` stored at element `i` of a key or value slice.
+#[inline(always)]
+fn load<T: Pod>(ws: &[AtomicU64], i: usize) -> T {
+    let mut w = [0u64; 2];
+    for (x, a) in w.iter_mut().zip(&ws[i * T::WORDS..(i + 1) * T::WORDS]) {
+        *x = a.load(Ordering::Relaxed);
+    }
+    T::from_words(w)
+}
+
+/// Copies words `src..src + len` of `ws` to `dst..dst + len` (overlap allowed), like
+/// `copy_within`; relaxed atomics, as every cell access.
+#[inline(always)]
+fn copy_words(ws: &[AtomicU64], src: usize, dst: usize, len: usize) {
+    if dst > src {
+        let s = &ws[src..dst + len];
+        let d = dst - src;
+        for i in (0..len).rev() {
+            s[i + d].store(s[i].load(Ordering::Relaxed), Ordering::Relaxed);
+        }
+    } else if dst < src {
+        let s = &ws[dst..src + len];
+        let d = src - dst;
+        for i in 0..len {
+            s[i].store(s[i + d].load(Ordering::Relaxed), Ordering::Relaxed);
+        }
     }
 }
 
