@@ -2,7 +2,7 @@
 
 use crate::CobTree;
 use crate::key::{Key, Pod};
-use crate::pma::{Guard, Probe};
+use crate::pma::{Guard, Probe, Snapshot};
 use core::ops::Bound;
 
 /// How many leaves an iterator reads under one pin before re-pinning (so a long-lived
@@ -18,7 +18,7 @@ const LEAVES_PER_PIN: usize = 64;
 pub struct Range<'a, K: Key, V: Pod> {
     tree: &'a CobTree<K, V>,
     guard: Guard,
-    buf: Vec<(K, V)>,
+    buf: Snapshot<K, V>,
     pos: usize,
     /// Where the next leaf read starts; `None` once the last leaf has been read.
     next: Option<Bound<K>>,
@@ -26,22 +26,19 @@ pub struct Range<'a, K: Key, V: Pod> {
     /// The array and leaf the next read most likely needs (valid while pinned).
     hint: Option<(usize, usize)>,
     reads: usize,
-    done: bool,
 }
 
 impl<'a, K: Key, V: Pod> Range<'a, K, V> {
     pub(crate) fn new(tree: &'a CobTree<K, V>, start: Bound<K>, end: Bound<K>) -> Self {
-        let cap = tree.map.leaf_capacity();
         Range {
             tree,
             guard: tree.map.guard(),
-            buf: Vec::with_capacity(cap),
+            buf: Snapshot::new(),
             pos: 0,
             next: Some(start),
             end,
             hint: None,
             reads: 0,
-            done: false,
         }
     }
 
@@ -53,7 +50,8 @@ impl<'a, K: Key, V: Pod> Range<'a, K, V> {
         }
     }
 
-    /// Reads the next leaf's worth of elements into `buf`; false when none are left.
+    /// Reads the next run of elements into `buf`; false when none are left.
+    #[inline(never)]
     fn refill(&mut self) -> bool {
         let mut spins = 0;
         loop {
@@ -83,24 +81,37 @@ impl<'a, K: Key, V: Pod> Range<'a, K, V> {
                 },
             };
             let from = start.as_ref();
-            let hi = loop {
+            let found = loop {
                 match pma.probe_range(j, from, &mut self.buf) {
-                    Probe::Here(hi) => break Some(hi),
+                    Probe::Here(found) => break Some(found),
                     Probe::Left if j > 0 => j -= 1,
                     Probe::Right if j + 1 < pma.leaves() => j += 1,
                     _ => break None,
                 }
             };
-            let Some(hi) = hi else {
+            let Some((hi, more)) = found else {
                 // Busy: forget the hint, back off, reload the array.
                 self.hint = None;
                 crate::sync::spin_wait(&mut spins);
                 continue;
             };
             self.pos = 0;
-            self.next = hi.map(Bound::Included);
-            self.hint = Some((id, j + 1));
-            if !self.buf.is_empty() {
+            if more {
+                // The rest of this leaf: past the last key copied.
+                self.next = Some(Bound::Excluded(self.buf.items[self.buf.len - 1].0));
+                self.hint = Some((id, j));
+            } else {
+                self.next = hi.map(Bound::Included);
+                self.hint = Some((id, j + 1));
+            }
+            // Keys past the end are cut here, once per run, so `next` only indexes.
+            let items = &self.buf.items[..self.buf.len];
+            let keep = items.partition_point(|(k, _)| !self.past_end(k));
+            if keep < self.buf.len {
+                self.buf.len = keep;
+                self.next = None;
+            }
+            if self.buf.len > 0 {
                 return true;
             }
         }
@@ -110,19 +121,12 @@ impl<'a, K: Key, V: Pod> Range<'a, K, V> {
 impl<K: Key, V: Pod> Iterator for Range<'_, K, V> {
     type Item = (K, V);
 
+    #[inline]
     fn next(&mut self) -> Option<(K, V)> {
-        if self.done {
+        if self.pos == self.buf.len && !self.refill() {
             return None;
         }
-        if self.pos == self.buf.len() && !self.refill() {
-            self.done = true;
-            return None;
-        }
-        let item = self.buf[self.pos];
-        if self.past_end(&item.0) {
-            self.done = true;
-            return None;
-        }
+        let item = self.buf.items[self.pos];
         self.pos += 1;
         Some(item)
     }

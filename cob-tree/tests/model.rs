@@ -2,7 +2,7 @@
 //! window rebalances, appends, growth and shrinking all happen within a few operations.
 #![cfg(not(loom))]
 
-use cob_tree::{CobTree, MIN_LEAF_CAPACITY};
+use cob_tree::{CobTree, MIN_LEAF_CAPACITY, RANGE_CHUNK};
 use proptest::prelude::*;
 use std::collections::BTreeMap;
 use std::ops::Bound;
@@ -128,6 +128,43 @@ proptest! {
     #[test]
     fn matches_btreemap(cap in MIN_LEAF_CAPACITY..9usize, ops in prop::collection::vec(op(), 0..max_ops())) {
         run(cap, ops);
+    }
+
+    /// Leaves bigger than a range iterator's chunk: ranges read a leaf in several runs.
+    #[test]
+    fn matches_btreemap_with_leaves_past_the_range_chunk(
+        cap in RANGE_CHUNK + 1..2 * RANGE_CHUNK + 3,
+        ops in prop::collection::vec(op(), 0..max_ops() * 2),
+    ) {
+        run(cap, ops);
+    }
+}
+
+#[test]
+fn ranges_over_leaves_longer_than_a_chunk() {
+    let n: u32 = if cfg!(miri) {
+        3 * RANGE_CHUNK as u32
+    } else {
+        5_000
+    };
+    let t: CobTree<u32, ()> = CobTree::with_leaf_capacity(3 * RANGE_CHUNK);
+    let m: BTreeMap<u32, ()> = (0..n).map(|k| (k * 2, ())).collect();
+    for &k in m.keys() {
+        t.insert(k, ());
+    }
+    assert!(t.iter().eq(m.iter().map(|(k, v)| (*k, *v))));
+    for a in (0..2 * n).step_by(7) {
+        let got: Vec<_> = t.range(a..).take(150).collect();
+        let want: Vec<_> = m.range(a..).take(150).map(|(k, v)| (*k, *v)).collect();
+        assert_eq!(got, want, "range {a}..");
+        let got: Vec<_> = t
+            .range((Bound::Excluded(a), Bound::Included(a + 300)))
+            .collect();
+        let want: Vec<_> = m
+            .range((Bound::Excluded(a), Bound::Included(a + 300)))
+            .map(|(k, v)| (*k, *v))
+            .collect();
+        assert_eq!(got, want, "range ({a}, {}]", a + 300);
     }
 }
 

@@ -98,6 +98,25 @@ pub(crate) fn default_leaf_capacity<K: Pod, V: Pod>() -> usize {
     ((LEAF_BYTES / 8).saturating_sub(header) / per).clamp(MIN_LEAF_CAPACITY, MAX_LEAF_CAPACITY)
 }
 
+/// Elements a range iterator copies out of a leaf per validated read (a whole leaf of
+/// `u64` pairs; leaves of smaller elements are read in several runs).
+pub const RANGE_CHUNK: usize = 64;
+
+/// A validated run of one leaf's elements, held inline (a range allocates nothing).
+pub(crate) struct Snapshot<K, V> {
+    pub(crate) items: [(K, V); RANGE_CHUNK],
+    pub(crate) len: usize,
+}
+
+impl<K: Pod, V: Pod> Snapshot<K, V> {
+    pub(crate) fn new() -> Self {
+        Snapshot {
+            items: [(K::from_words([0; 2]), V::from_words([0; 2])); RANGE_CHUNK],
+            len: 0,
+        }
+    }
+}
+
 /// What one validated look at a leaf says.
 pub(crate) enum Probe<T> {
     /// The leaf owns the key; here is the answer.
@@ -524,16 +543,17 @@ impl<K: Key, V: Pod> Pma<K, V> {
         }
     }
 
-    /// Copies the elements of leaf `j` that satisfy `from` into `out` (cleared first).
-    /// `Here(hi)`: the leaf owns `from`'s key; `hi` is its upper fence (`None`: +inf).
+    /// Copies up to [`RANGE_CHUNK`] elements of leaf `j` that satisfy `from`, in order,
+    /// into `out` (emptied first). `Here((hi, more))`: the leaf owns `from`'s key; `hi` is
+    /// its upper fence (`None`: +inf), `more` says the leaf has elements past the copy.
     pub(crate) fn probe_range(
         &self,
         j: usize,
         from: core::ops::Bound<&K>,
-        out: &mut Vec<(K, V)>,
-    ) -> Probe<Option<K>> {
+        out: &mut Snapshot<K, V>,
+    ) -> Probe<(Option<K>, bool)> {
         use core::ops::Bound;
-        out.clear();
+        out.len = 0;
         let Some(v) = self.read_begin(j) else {
             return Probe::Busy;
         };
@@ -544,27 +564,33 @@ impl<K: Key, V: Pod> Pma<K, V> {
             Bound::Included(k) | Bound::Excluded(k) => self.owns(j, meta, k),
         };
         let hi = (meta & HI_INF == 0).then(|| self.hi(j));
+        let mut more = false;
         if side == Cmp::Equal {
-            for s in 0..self.count_of(meta) {
-                let x = self.key(j, s);
-                let keep = match from {
-                    Bound::Unbounded => true,
-                    Bound::Included(k) => x >= *k,
-                    Bound::Excluded(k) => x > *k,
-                };
-                if keep && out.len() < out.capacity() {
-                    out.push((x, self.val(j, s)));
-                }
+            let n = self.count_of(meta);
+            let (ks, vs) = self.cells(j);
+            // Keys are sorted in the leaf: skip to the first one `from` admits, then copy
+            // a run with no per-element test. (Unvalidated keys only steer indices that
+            // stay below `n`; the version check below discards a torn read.)
+            let first = match from {
+                Bound::Unbounded => 0,
+                Bound::Included(k) => (0..n).find(|&s| load::<K>(ks, s) >= *k).unwrap_or(n),
+                Bound::Excluded(k) => (0..n).find(|&s| load::<K>(ks, s) > *k).unwrap_or(n),
+            };
+            let end = n.min(first + RANGE_CHUNK);
+            for (slot, s) in out.items.iter_mut().zip(first..end) {
+                *slot = (load(ks, s), load(vs, s));
             }
+            out.len = end - first;
+            more = end < n;
         }
         if !self.read_end(j, v) {
-            out.clear();
+            out.len = 0;
             return Probe::Busy;
         }
         match side {
             Cmp::Less => Probe::Left,
             Cmp::Greater => Probe::Right,
-            Cmp::Equal => Probe::Here(hi),
+            Cmp::Equal => Probe::Here((hi, more)),
         }
     }
 
