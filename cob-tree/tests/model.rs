@@ -134,7 +134,7 @@ proptest! {
     #[test]
     fn matches_btreemap_with_leaves_past_the_range_chunk(
         cap in RANGE_CHUNK + 1..2 * RANGE_CHUNK + 3,
-        ops in prop::collection::vec(op(), 0..max_ops() * 2),
+        ops in prop::collection::vec(op(), 0..max_ops() * if cfg!(miri) { 1 } else { 2 }),
     ) {
         run(cap, ops);
     }
@@ -153,7 +153,7 @@ fn ranges_over_leaves_longer_than_a_chunk() {
         t.insert(k, ());
     }
     assert!(t.iter().eq(m.iter().map(|(k, v)| (*k, *v))));
-    for a in (0..2 * n).step_by(7) {
+    for a in (0..2 * n).step_by(if cfg!(miri) { 41 } else { 7 }) {
         let got: Vec<_> = t.range(a..).take(150).collect();
         let want: Vec<_> = m.range(a..).take(150).map(|(k, v)| (*k, *v)).collect();
         assert_eq!(got, want, "range {a}..");
