@@ -83,10 +83,11 @@ impl Params {
                 ops_per_generation: if full { 100_000 } else { 20_000 },
                 generations: if full { 30 } else { 10 },
             },
+            // Hoard's `P 1000 1 1000000` (full); a tenth of the passes (quick).
             cache: k::Cache {
-                iterations: if full { 1000 } else { 200 },
-                repetitions: if full { 100_000 } else { 40_000 },
-                object_size: 8,
+                iterations: 1000,
+                repetitions: if full { 1_000_000 } else { 100_000 },
+                object_size: 1,
             },
             mstress: k::Mstress {
                 scale: if full { 50 } else { 20 },
