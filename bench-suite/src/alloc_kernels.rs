@@ -639,6 +639,23 @@ pub fn cache<A: GlobalAlloc + Sync>(a: &A, threads: usize, p: Cache, scratch: bo
     })
 }
 
+/// [`cache`] on one thread, run on the calling thread (no thread start; the handed object
+/// is allocated and freed here): for the single-threaded table, whose instruction counts
+/// callgrind takes only from the thread that runs the measured region.
+pub fn cache_inline<A: GlobalAlloc>(a: &A, p: Cache, scratch: bool) -> KResult {
+    let l = layout(p.object_size.max(1), 1)?;
+    if scratch {
+        let o = alloc_or(a, l)?;
+        // SAFETY: allocated above with `l`.
+        unsafe { a.dealloc(o, l) };
+    }
+    let passes = p.passes(1);
+    Ok(Outcome {
+        ops: p.iterations * passes,
+        checksum: cache_worker(a, &p, passes, l)?,
+    })
+}
+
 /// mstress parameters (mimalloc's stress test).
 #[derive(Clone, Copy, Debug)]
 pub struct Mstress {

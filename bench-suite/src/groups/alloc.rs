@@ -61,6 +61,14 @@ const OPS: u64 = 1000;
 /// Iterations per timed call of the seed loop.
 const LOOP_OPS: u64 = 10_000;
 
+/// The one-thread cache-scratch case of the single-threaded table: Hoard's
+/// `cache-scratch 1 1000 1 1000` (a thousandth of the suggested passes).
+const SCRATCH: k::Cache = k::Cache {
+    iterations: 1000,
+    repetitions: 1000,
+    object_size: 1,
+};
+
 macro_rules! for_each_allocator {
     (|$label:ident, $a:ident| $body:block) => {{
         {
@@ -176,6 +184,17 @@ fn single_threaded(ctx: &mut Ctx<'_>) -> BenchResult {
             },
             |seed| k::seed_loop(a, LOOP_OPS, seed),
             expect(k::seed_loop_expected(LOOP_OPS)),
+        )?;
+        // cache-scratch's one-thread work on this thread (so callgrind counts it): every
+        // allocator runs the same shared write loop, so only its own calls can make the
+        // counts differ.
+        let case = Case::new("cache-scratch work", label, "threads", 1).baseline(BASELINE);
+        ctx.time(
+            &case,
+            SCRATCH.iterations * SCRATCH.passes(1),
+            || (),
+            |()| k::cache_inline(a, SCRATCH, true),
+            expect(k::cache_expected(1, &SCRATCH)),
         )?;
         for &blocks in &SIMPLE_BLOCKS {
             let iters = (1600 / blocks) as u64;
