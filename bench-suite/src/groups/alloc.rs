@@ -276,9 +276,22 @@ fn sweeps(ctx: &mut Ctx<'_>) -> BenchResult {
             .iter()
             .map(|r| r.ops as f64 / r.seconds.max(1e-9) / 1e6)
             .collect();
+        // Per CPU second: stable on a shared machine (waiting for a core costs no CPU
+        // time), while false sharing still shows (stalled cycles are CPU time).
+        let cpu_mops: Vec<f64> = rs
+            .iter()
+            .map(|r| r.ops as f64 / r.cpu_seconds.max(1e-9) / 1e6)
+            .collect();
         let rss: Vec<f64> = rs.iter().map(|r| r.peak_rss_kib as f64 / 1024.0).collect();
         let c = case(bench, w, t);
         ctx.record(&c, "Mops/s", false, Instrument::Time, Stats::of(&mops));
+        ctx.record(
+            &c,
+            "Mops per CPU s",
+            false,
+            Instrument::Time,
+            Stats::of(&cpu_mops),
+        );
         ctx.record(
             &c,
             "peak RSS MiB",
