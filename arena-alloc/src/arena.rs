@@ -927,7 +927,8 @@ struct ThreadCache {
     /// Arena whose blocks this cache holds (`NO_ARENA` until the first refill).
     arena: usize,
     state: u8,
-    /// Freed blocks of another arena (`remote_owner`), returned in one batch.
+    /// Freed blocks of arena `remote_owner` (another arena's when they were freed; kept
+    /// when the cache switches to that arena, see `cache_refill`), returned in one batch.
     remote: *mut u8,
     remote_owner: usize,
     remote_count: u32,
@@ -1095,11 +1096,20 @@ pub(crate) fn cache_refill(idx: usize, class: usize) -> *mut u8 {
     if unsafe { (*tcp).state } != CACHE_ACTIVE {
         return alloc_small(idx, class);
     }
-    // Blocks of the previous arena go home before the cache switches arenas.
+    // Blocks of the previous arena go home before the cache switches arenas. A batch of
+    // freed blocks of arena `idx` itself stays batched: returned now, this very refill
+    // would hand them straight back to this thread. They are typically blocks another
+    // thread allocated and handed over (Hoard's cache-scratch); reusing one here would
+    // put this thread's objects on that thread's cache lines (passive false sharing).
     // SAFETY: as above.
     if unsafe { (*tcp).arena } != idx {
         // SAFETY: as above.
-        unsafe { flush(tcp) };
+        unsafe { flush_bins(tcp) };
+        // SAFETY: as above.
+        if unsafe { (*tcp).remote_owner } != idx {
+            // SAFETY: as above.
+            unsafe { flush_remote(tcp) };
+        }
         // SAFETY: as above.
         unsafe { (*tcp).arena = idx };
     }
@@ -1178,6 +1188,17 @@ unsafe fn register(tcp: *mut ThreadCache) {
 /// # Safety
 /// `tcp` is this thread's cache.
 unsafe fn flush(tcp: *mut ThreadCache) {
+    // SAFETY: forwarded from the caller.
+    unsafe { flush_bins(tcp) };
+    // SAFETY: forwarded from the caller.
+    unsafe { flush_remote(tcp) };
+}
+
+/// Returns the cached blocks of the bins (not the remote batch) to the cache's arena.
+///
+/// # Safety
+/// `tcp` is this thread's cache.
+unsafe fn flush_bins(tcp: *mut ThreadCache) {
     // Every cached block belongs to the cache's arena, so none of these frees is remote.
     // SAFETY: forwarded from the caller.
     let current = unsafe { (*tcp).arena };
@@ -1197,8 +1218,6 @@ unsafe fn flush(tcp: *mut ThreadCache) {
             unsafe { free_list(current, p, current) };
         }
     }
-    // SAFETY: forwarded from the caller.
-    unsafe { flush_remote(tcp) };
 }
 
 /// The pthread key destructor: runs in the exiting thread with its cache pointer.

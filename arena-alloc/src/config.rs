@@ -50,6 +50,15 @@ pub fn parse_heap_count(value: &[u8]) -> Result<usize, HeapCountError> {
     check_heap_count(n)
 }
 
+/// Parses the copied value of [`HEAP_COUNT_ENV`]; `truncated` means it was longer than
+/// the copy (more than 64 bytes), which no valid heap count needs: rejected.
+fn parse_env_value(copied: &[u8], truncated: bool) -> Result<usize, HeapCountError> {
+    match parse_heap_count(copied) {
+        Ok(_) if truncated => Err(HeapCountError::OutOfRange),
+        r => r,
+    }
+}
+
 /// The heap count used when neither the constructor nor the environment sets one: the
 /// number of configured CPUs, clamped to `MIN_DEFAULT_HEAP_COUNT..=MAX_HEAP_COUNT`.
 pub fn default_heap_count() -> usize {
@@ -75,9 +84,10 @@ pub(crate) fn env_heap_count_fast() -> Option<usize> {
 #[cold]
 fn init_env_heap_count() -> usize {
     let default = default_heap_count();
-    let (n, bad) = match sys::getenv(c"ARENA_ALLOC_HEAP_COUNT") {
+    // Copied out of the environment as it is read (no reference into `environ` is kept).
+    let (n, bad) = match sys::getenv_copy(c"ARENA_ALLOC_HEAP_COUNT") {
         None => (default, None),
-        Some(v) => match parse_heap_count(v) {
+        Some(v) => match parse_env_value(v.bytes(), v.truncated()) {
             Ok(n) => (n, None),
             Err(_) => (default, Some(v)),
         },
@@ -86,7 +96,7 @@ fn init_env_heap_count() -> usize {
     match ENV_HEAP_COUNT.compare_exchange(0, n, Ordering::Relaxed, Ordering::Relaxed) {
         Ok(_) => {
             if let Some(v) = bad {
-                report_invalid(v, default);
+                report_invalid(v.bytes(), default);
             }
             n
         }
@@ -167,6 +177,21 @@ mod tests {
         for bad in [&b""[..], b"abc", b"-1", b" 4", b"4 ", b"1e2", b"+3"] {
             assert_eq!(parse_heap_count(bad), Err(HeapCountError::NotANumber));
         }
+    }
+
+    #[test]
+    fn truncated_values_are_rejected() {
+        assert_eq!(parse_env_value(b"12", false), Ok(12));
+        // 64 zeros followed by more bytes: only the zeros were copied.
+        let zeros = [b'0'; 64];
+        assert_eq!(
+            parse_env_value(&zeros, true),
+            Err(HeapCountError::OutOfRange)
+        );
+        assert_eq!(
+            parse_env_value(b"abc", true),
+            Err(HeapCountError::NotANumber)
+        );
     }
 
     #[test]

@@ -96,6 +96,25 @@ fn invalid_values_fall_back_with_one_line() {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "spawns processes")]
+fn over_long_values_fall_back() {
+    // The value is copied into a 64-byte buffer when read: a longer one (here a valid
+    // number behind 100 zeros) is rejected, and the message shows its first 64 bytes.
+    let default = arena_alloc::default_heap_count();
+    let value = format!("{}4", "0".repeat(100));
+    let (n, highest, stderr) = run_child(&value);
+    assert_eq!(n, default);
+    assert!(highest < n);
+    let zeros = "0".repeat(64);
+    assert!(
+        stderr.contains(&format!(
+            "arena-alloc: ignoring {HEAP_COUNT_ENV}=\"{zeros}\": not a number in 1..=128"
+        )),
+        "stderr: {stderr}"
+    );
+}
+
+#[test]
 fn explicit_counts() {
     assert_eq!(ArenaAlloc::with_heap_count(1).heap_count(), 1);
     assert_eq!(ArenaAlloc::with_heap_count(128).heap_count(), 128);

@@ -41,6 +41,9 @@ pub struct ChildReport {
     pub ops: u64,
     /// Wall time of the benchmark itself (not process start-up).
     pub seconds: f64,
+    /// CPU time (user + system, all threads) the process spent during the benchmark:
+    /// unlike the wall time, it does not grow while other processes hold the cores.
+    pub cpu_seconds: f64,
     /// Peak resident set size of the child (`VmHWM`), KiB.
     pub peak_rss_kib: u64,
     /// The benchmark's checksum (already checked by the child where an expected value
@@ -83,10 +86,11 @@ impl Params {
                 ops_per_generation: if full { 100_000 } else { 20_000 },
                 generations: if full { 30 } else { 10 },
             },
+            // Hoard's `P 1000 1 1000000` (full); a tenth of the passes (quick).
             cache: k::Cache {
-                iterations: if full { 1000 } else { 200 },
-                repetitions: if full { 100_000 } else { 40_000 },
-                object_size: 8,
+                iterations: 1000,
+                repetitions: if full { 1_000_000 } else { 100_000 },
+                object_size: 1,
             },
             mstress: k::Mstress {
                 scale: if full { 50 } else { 20 },
@@ -153,6 +157,18 @@ pub fn run_on(which: Which, bench: &str, threads: usize, p: &Params) -> KResult 
     }
 }
 
+/// User + system CPU time of this process so far, all threads (`getrusage`), seconds.
+pub fn process_cpu_seconds() -> f64 {
+    // SAFETY: an all-zero `rusage` is a valid value of the plain C struct.
+    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `u` is a valid, writable `rusage`; RUSAGE_SELF needs nothing else.
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) } != 0 {
+        return 0.0;
+    }
+    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    secs(u.ru_utime) + secs(u.ru_stime)
+}
+
 /// Peak resident set size of this process in KiB (`VmHWM` of `/proc/self/status`).
 pub fn peak_rss_kib() -> Option<u64> {
     let s = std::fs::read_to_string("/proc/self/status").ok()?;
@@ -200,9 +216,11 @@ fn child(args: &[String]) -> Result<ChildReport, String> {
     let which = alloc_select::current()
         .ok_or("the runner's global allocator is not alloc_select::Selected")?;
     let before = arena_alloc::total_stats().allocations;
+    let cpu_start = process_cpu_seconds();
     let start = Instant::now();
     let out = run_on(which, bench, threads, &Params::new(full))?;
     let seconds = start.elapsed().as_secs_f64();
+    let cpu_seconds = process_cpu_seconds() - cpu_start;
     let arena_used = arena_alloc::total_stats().allocations > before;
     if arena_used != matches!(which, Which::Arena | Which::Arena1) {
         return Err(format!(
@@ -216,6 +234,7 @@ fn child(args: &[String]) -> Result<ChildReport, String> {
         threads,
         ops: out.ops,
         seconds,
+        cpu_seconds,
         peak_rss_kib: peak_rss_kib().ok_or("cannot read VmHWM from /proc/self/status")?,
         checksum: out.checksum,
         cpu_source: arena_alloc::cpu_source().to_owned(),

@@ -515,48 +515,75 @@ pub fn larson<A: GlobalAlloc + Sync>(a: &'static A, threads: usize, p: Larson) -
     })
 }
 
-/// cache-scratch / cache-thrash parameters.
+/// cache-scratch / cache-thrash parameters, named as in Hoard's `cache-scratch nthreads
+/// iterations objSize repetitions` (Hoard suggests `P 1000 1 1000000`, mimalloc-bench
+/// runs `P 1000 1 2000000`).
 #[derive(Clone, Copy, Debug)]
 pub struct Cache {
-    /// Objects each thread allocates, writes and frees in turn.
+    /// Objects each thread allocates, writes and frees in turn (Hoard: 1000).
     pub iterations: u64,
-    /// Passes of writes over each object.
+    /// Write passes over each object, in total: each of `threads` threads makes
+    /// `repetitions / threads` passes per object (as Hoard divides them), so the total
+    /// work is the same at every thread count and the ideal is a P-fold speedup.
     pub repetitions: u64,
-    /// Object size in bytes.
+    /// Object size in bytes (Hoard: 1).
     pub object_size: usize,
 }
 
-fn cache_worker<A: GlobalAlloc>(a: &A, p: &Cache, l: Layout) -> KResult<u64> {
+impl Cache {
+    /// Write passes per object on each of `threads` threads.
+    pub fn passes(&self, threads: usize) -> u64 {
+        self.repetitions / threads.max(1) as u64
+    }
+}
+
+/// The byte written at offset `k` of an object: Hoard writes `k`; one more here, so the
+/// checksum of a one-byte object is not zero.
+#[inline]
+fn cache_byte(k: usize) -> u8 {
+    (k as u8).wrapping_add(1)
+}
+
+/// `passes` passes of write + read-back over the `size` bytes at `o`; returns the sum of
+/// the bytes read. Not generic and never inlined: every allocator runs this same machine
+/// code (as every allocator runs the same compiled loop of the C benchmark), so only
+/// where the block lies differs between allocators, not the alignment of the hot loop.
+///
+/// # Safety
+/// `o` is a live block of at least `size` bytes, not accessed by anyone else meanwhile.
+#[inline(never)]
+unsafe fn write_passes(o: *mut u8, size: usize, passes: u64) -> u64 {
+    let mut sum = 0u64;
+    for _ in 0..passes {
+        for k in 0..size {
+            let b = o.wrapping_add(k);
+            // Volatile, as Hoard's `obj[k] = k; volatile char ch = obj[k];`: every write
+            // and read-back reaches the cache line (the point of the benchmark).
+            // SAFETY: inside the caller's block.
+            unsafe { b.write_volatile(cache_byte(k)) };
+            // SAFETY: as above.
+            sum += u64::from(unsafe { b.read_volatile() });
+        }
+    }
+    sum
+}
+
+fn cache_worker<A: GlobalAlloc>(a: &A, p: &Cache, passes: u64, l: Layout) -> KResult<u64> {
     let mut sum = 0u64;
     for _ in 0..p.iterations {
         let o = alloc_or(a, l)?;
-        for rep in 0..p.repetitions {
-            for k in 0..p.object_size {
-                // SAFETY: `o` is a live block of `object_size` bytes; volatile so every
-                // write reaches the cache line (the point of the benchmark).
-                unsafe {
-                    o.wrapping_add(k)
-                        .write_volatile((rep as u8).wrapping_add(k as u8))
-                };
-            }
-        }
-        for k in 0..p.object_size {
-            // SAFETY: every byte was written above.
-            sum += u64::from(unsafe { o.wrapping_add(k).read_volatile() });
-        }
+        // SAFETY: `o` is a live block of `object_size` bytes, this thread's alone.
+        sum += unsafe { write_passes(o, p.object_size, passes) };
         // SAFETY: allocated above with `l`.
         unsafe { a.dealloc(o, l) };
     }
     Ok(sum)
 }
 
-/// The checksum of one thread of [`cache`].
+/// The checksum of [`cache`] on `threads` threads: every byte read back, summed.
 pub fn cache_expected(threads: usize, p: &Cache) -> u64 {
-    let last = p.repetitions.saturating_sub(1) as u8;
-    let per_object: u64 = (0..p.object_size)
-        .map(|k| u64::from(last.wrapping_add(k as u8)))
-        .sum();
-    per_object * p.iterations * threads as u64
+    let per_pass: u64 = (0..p.object_size).map(|k| u64::from(cache_byte(k))).sum();
+    per_pass * p.passes(threads) * p.iterations * threads as u64
 }
 
 /// Hoard's cache-thrash (`scratch = false`: active false sharing: each thread allocates
@@ -564,11 +591,17 @@ pub fn cache_expected(threads: usize, p: &Cache) -> u64 {
 /// different threads makes them share cache lines) and cache-scratch (`scratch = true`:
 /// passive false sharing: the main thread first allocates one object per thread,
 /// adjacent, and each thread frees its object before starting; an allocator that reuses
-/// that block for the thread's own objects makes them share cache lines). Threads start
-/// together (a barrier). Operations: object writes passes (`threads x iterations x
-/// repetitions`); checksum: the last bytes read back.
+/// that block for the thread's own objects makes them share cache lines). Each thread
+/// then allocates `iterations` objects in turn, makes [`Cache::passes`] passes of
+/// write + volatile read-back over each, and frees it (Hoard increments the byte read in
+/// a volatile local; here it is summed for the checksum). As in Hoard the time includes
+/// starting and joining the threads; here it also includes the main thread's few
+/// allocations of the handed objects, and the threads meet at a barrier before they
+/// start. Operations: object passes (`threads x iterations x passes`, the same total at
+/// every thread count); checksum: every byte read back.
 pub fn cache<A: GlobalAlloc + Sync>(a: &A, threads: usize, p: Cache, scratch: bool) -> KResult {
     let l = layout(p.object_size.max(1), 1)?;
+    let passes = p.passes(threads);
     let handed: Vec<usize> = if scratch {
         (0..threads)
             .map(|_| alloc_or(a, l).map(|o| o as usize))
@@ -588,7 +621,7 @@ pub fn cache<A: GlobalAlloc + Sync>(a: &A, threads: usize, p: Cache, scratch: bo
                         unsafe { a.dealloc(o as *mut u8, l) };
                     }
                     barrier.wait();
-                    cache_worker(a, &p, l)
+                    cache_worker(a, &p, passes, l)
                 })
             })
             .collect();
@@ -601,8 +634,25 @@ pub fn cache<A: GlobalAlloc + Sync>(a: &A, threads: usize, p: Cache, scratch: bo
         checksum += s?;
     }
     Ok(Outcome {
-        ops: threads as u64 * p.iterations * p.repetitions,
+        ops: threads as u64 * p.iterations * passes,
         checksum,
+    })
+}
+
+/// [`cache`] on one thread, run on the calling thread (no thread start; the handed object
+/// is allocated and freed here): for the single-threaded table, whose instruction counts
+/// callgrind takes only from the thread that runs the measured region.
+pub fn cache_inline<A: GlobalAlloc>(a: &A, p: Cache, scratch: bool) -> KResult {
+    let l = layout(p.object_size.max(1), 1)?;
+    if scratch {
+        let o = alloc_or(a, l)?;
+        // SAFETY: allocated above with `l`.
+        unsafe { a.dealloc(o, l) };
+    }
+    let passes = p.passes(1);
+    Ok(Outcome {
+        ops: p.iterations * passes,
+        checksum: cache_worker(a, &p, passes, l)?,
     })
 }
 

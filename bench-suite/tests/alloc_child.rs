@@ -29,6 +29,7 @@ fn every_allocator_runs_the_same_work_to_the_same_checksum() {
             (w.env_value(), "mstress", 2)
         );
         assert!(r.seconds > 0.0 && r.peak_rss_kib > 0 && r.ops > 0, "{r:?}");
+        assert!(r.cpu_seconds > 0.0, "{r:?}");
         sums.push(r.checksum);
     }
     assert!(sums.windows(2).all(|w| w[0] == w[1]), "{sums:?}");

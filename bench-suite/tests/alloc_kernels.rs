@@ -70,6 +70,12 @@ fn multi_thread_kernels_check_out() {
     for scratch in [false, true] {
         let o = cache(&a, 3, p, scratch).unwrap();
         assert_eq!(o.checksum, cache_expected(3, &p));
+        // Hoard divides the passes among the threads: 100 each, 8 bytes of 1..=8.
+        assert_eq!(o.checksum, 3 * 10 * 100 * 36);
+        assert_eq!(o.ops, 3 * 10 * 100);
+        let o = cache_inline(&a, p, scratch).unwrap();
+        assert_eq!(o.checksum, cache_expected(1, &p));
+        assert_eq!(o.ops, 10 * 300);
     }
     let p = Mstress {
         scale: 2,

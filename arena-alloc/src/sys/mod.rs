@@ -203,16 +203,69 @@ pub(crate) fn futex_wake(word: *const u32) {
     };
 }
 
-/// `getenv` without allocating; the bytes live in the environment block.
-pub(crate) fn getenv(name: &CStr) -> Option<&'static [u8]> {
+/// Longest environment value [`getenv_copy`] keeps (a heap count needs 3 digits).
+pub(crate) const ENV_VALUE_MAX: usize = 64;
+
+/// A copy of an environment value, taken when it was read: no reference into `environ`
+/// outlives the read (a C program may call `setenv` on another thread at any time).
+pub(crate) struct EnvValue {
+    buf: [u8; ENV_VALUE_MAX],
+    len: usize,
+    truncated: bool,
+}
+
+impl EnvValue {
+    /// The value's first bytes (all of it unless [`EnvValue::truncated`]).
+    pub(crate) fn bytes(&self) -> &[u8] {
+        &self.buf[..self.len]
+    }
+
+    /// The value was longer than [`ENV_VALUE_MAX`] bytes; only its start was copied.
+    pub(crate) fn truncated(&self) -> bool {
+        self.truncated
+    }
+}
+
+/// Copies the NUL-terminated string at `p` into an [`EnvValue`], reading at most
+/// `ENV_VALUE_MAX + 1` bytes (the last only to see whether the value goes on).
+///
+/// # Safety
+/// `p` points to a NUL-terminated string that stays readable during the call.
+unsafe fn copy_c_value(p: *const libc::c_char) -> EnvValue {
+    let mut v = EnvValue {
+        buf: [0; ENV_VALUE_MAX],
+        len: 0,
+        truncated: false,
+    };
+    loop {
+        // SAFETY: every byte before index `len` was not NUL, so index `len` is still
+        // inside the string (at worst its terminator).
+        let b = unsafe { p.cast::<u8>().wrapping_add(v.len).read() };
+        if b == 0 {
+            return v;
+        }
+        if v.len == ENV_VALUE_MAX {
+            v.truncated = true;
+            return v;
+        }
+        v.buf[v.len] = b;
+        v.len += 1;
+    }
+}
+
+/// `getenv` without allocating: the value is copied out of the environment block at
+/// once, so nothing refers into `environ` afterwards.
+pub(crate) fn getenv_copy(name: &CStr) -> Option<EnvValue> {
     // SAFETY: `name` is NUL-terminated; getenv does not allocate.
     let p = unsafe { libc::getenv(name.as_ptr()) };
     if p.is_null() {
         return None;
     }
-    // SAFETY: getenv returned a NUL-terminated string that the environment keeps alive
-    // (the crate never calls setenv).
-    Some(unsafe { CStr::from_ptr(p) }.to_bytes())
+    // SAFETY: getenv returned a NUL-terminated string. It stays valid for this short
+    // copy unless another thread calls setenv/putenv for the same name at this very
+    // moment, which POSIX leaves undefined for every getenv caller (glibc never frees
+    // values set with setenv, so even then the bytes stay readable).
+    Some(unsafe { copy_c_value(p) })
 }
 
 /// Writes `msg` to stderr (best effort, no allocation).
@@ -248,4 +301,31 @@ pub(crate) fn create_thread_key(dtor: unsafe extern "C" fn(*mut libc::c_void)) -
 pub(crate) fn set_thread_value(key: u32, value: *mut libc::c_void) -> bool {
     // SAFETY: `key` was created by `create_thread_key`.
     unsafe { libc::pthread_setspecific(key, value) == 0 }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn copy_c_value_copies_and_truncates() {
+        let copy = |c: &CStr| {
+            // SAFETY: a NUL-terminated string that outlives the call.
+            unsafe { copy_c_value(c.as_ptr()) }
+        };
+        let v = copy(c"128");
+        assert_eq!((v.bytes(), v.truncated()), (&b"128"[..], false));
+        let v = copy(c"");
+        assert_eq!((v.bytes(), v.truncated()), (&b""[..], false));
+        let mut exact = [b'7'; ENV_VALUE_MAX + 1];
+        exact[ENV_VALUE_MAX] = 0;
+        let v = copy(CStr::from_bytes_with_nul(&exact).unwrap());
+        assert_eq!(v.bytes(), &exact[..ENV_VALUE_MAX]);
+        assert!(!v.truncated());
+        let mut long = [b'9'; 300];
+        long[299] = 0;
+        let v = copy(CStr::from_bytes_with_nul(&long).unwrap());
+        assert_eq!(v.bytes(), &long[..ENV_VALUE_MAX]);
+        assert!(v.truncated());
+    }
 }
