@@ -130,6 +130,24 @@ impl<K: Key, V: Pod> Iterator for Range<'_, K, V> {
         self.pos += 1;
         Some(item)
     }
+
+    /// Internal iteration (`fold`, `for_each`, `sum`, ...) walks each validated run as a
+    /// slice.
+    fn fold<B, F>(mut self, init: B, mut f: F) -> B
+    where
+        F: FnMut(B, Self::Item) -> B,
+    {
+        let mut acc = init;
+        loop {
+            for &item in &self.buf.items[self.pos..self.buf.len] {
+                acc = f(acc, item);
+            }
+            self.pos = self.buf.len;
+            if !self.refill() {
+                return acc;
+            }
+        }
+    }
 }
 
 impl<K: Key + core::fmt::Debug, V: Pod + core::fmt::Debug> core::fmt::Debug for Range<'_, K, V> {

@@ -67,6 +67,12 @@ fn run(cap: usize, ops: Vec<Op>) {
                     let got: Vec<_> = t.range((a, b)).collect();
                     let want: Vec<_> = m.range((a, b)).map(|(k, v)| (*k, *v)).collect();
                     assert_eq!(got, want, "range {a:?}..{b:?}");
+                    // Internal iteration (`fold`) walks the same elements.
+                    let folded = t.range((a, b)).fold(Vec::new(), |mut v, e| {
+                        v.push(e);
+                        v
+                    });
+                    assert_eq!(folded, want, "fold over range {a:?}..{b:?}");
                 }
             }
             Op::Iter => {
@@ -153,6 +159,10 @@ fn ranges_over_leaves_longer_than_a_chunk() {
         t.insert(k, ());
     }
     assert!(t.iter().eq(m.iter().map(|(k, v)| (*k, *v))));
+    assert_eq!(
+        t.iter().map(|(k, _)| u64::from(k)).sum::<u64>(),
+        m.keys().map(|&k| u64::from(k)).sum()
+    );
     for a in (0..2 * n).step_by(if cfg!(miri) { 41 } else { 7 }) {
         let got: Vec<_> = t.range(a..).take(150).collect();
         let want: Vec<_> = m.range(a..).take(150).map(|(k, v)| (*k, *v)).collect();

@@ -577,8 +577,11 @@ impl<K: Key, V: Pod> Pma<K, V> {
                 Bound::Excluded(k) => (0..n).find(|&s| load::<K>(ks, s) > *k).unwrap_or(n),
             };
             let end = n.min(first + RANGE_CHUNK);
-            for (slot, s) in out.items.iter_mut().zip(first..end) {
-                *slot = (load(ks, s), load(vs, s));
+            // Exact sub-slices, so the copy loop needs no bounds checks.
+            let ks = &ks[first * K::WORDS..end * K::WORDS];
+            let vs = &vs[first * V::WORDS..end * V::WORDS];
+            for (i, slot) in out.items[..end - first].iter_mut().enumerate() {
+                *slot = (load(ks, i), load(vs, i));
             }
             out.len = end - first;
             more = end < n;
@@ -1015,6 +1018,10 @@ fn span(store: &Store, start: usize, len: usize) -> &[AtomicU64] {
 /// Loads the `T` stored at element `i` of a key or value slice.
 #[inline(always)]
 fn load<T: Pod>(ws: &[AtomicU64], i: usize) -> T {
+    // The common one-word case as a single indexed load (`WORDS` is a constant).
+    if T::WORDS == 1 {
+        return T::from_words([ws[i].load(Ordering::Relaxed), 0]);
+    }
     let mut w = [0u64; 2];
     for (x, a) in w.iter_mut().zip(&ws[i * T::WORDS..(i + 1) * T::WORDS]) {
         *x = a.load(Ordering::Relaxed);
