@@ -523,11 +523,14 @@ impl<K: Key, V: Pod> Pma<K, V> {
         let mut found = None;
         if side == Cmp::Equal {
             let n = self.count_of(meta);
+            let (ks, vs) = self.cells(j);
+            // The leaf's keys as one exact slice: the scan indexes it without bounds checks.
+            let ks = &ks[..n * K::WORDS];
             for s in 0..n {
-                let x = self.key(j, s);
+                let x = load::<K>(ks, s);
                 if x >= *k {
                     if x == *k {
-                        found = Some(self.val(j, s));
+                        found = Some(load::<V>(vs, s));
                     }
                     break;
                 }
