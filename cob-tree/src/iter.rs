@@ -13,7 +13,8 @@ const LEAVES_PER_PIN: usize = 64;
 ///
 /// Weakly consistent under concurrent writers (like `crossbeam_skiplist::SkipMap`'s):
 /// keys come out strictly increasing, never twice, and every key present for the whole
-/// iteration is seen. It reads one leaf at a time (a validated snapshot), so it never
+/// iteration is seen. It reads a leaf in validated runs of up to [`crate::RANGE_CHUNK`]
+/// elements (snapshots held inline: a range allocates nothing), so it never
 /// blocks writers. It holds an epoch pin, hence is neither `Send` nor `Sync`.
 pub struct Range<'a, K: Key, V: Pod> {
     tree: &'a CobTree<K, V>,
