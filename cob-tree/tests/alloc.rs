@@ -69,4 +69,12 @@ fn no_allocation_per_operation() {
         t.contains_key(&3);
     }
     assert_eq!(allocs() - before, 0, "allocations during gets");
+    let before = allocs();
+    let mut seen = 0usize;
+    for i in 0..n / 100 {
+        seen += t.range(i << 40..).take(100).count();
+        seen += t.iter().take(3).count();
+    }
+    assert!(seen > 0);
+    assert_eq!(allocs() - before, 0, "allocations during ranges");
 }
