@@ -254,7 +254,8 @@ impl<'h> Obj<'h> {
             if shape.id() == cache.shape_id.get() {
                 return Ok(self.slot(cache.slot.get()));
             }
-            if let Some(k) = cache.name
+            // (A canonical key is a name only if it can live in a shape.)
+            if let PropertyKey::Name(k) = cache.key
                 && let Some(slot) = shape.lookup(k)
             {
                 cache.shape_id.set(shape.id());
@@ -892,8 +893,6 @@ fn set_length_locked(g: &Locked<'_>, len: u32, read_only: bool) -> Result<(), Er
 #[derive(Debug, Clone)]
 pub struct PropertyCache {
     key: PropertyKey,
-    /// `Some` for keys that live in shapes (names that are not array indices).
-    name: Option<Key>,
     /// 0: nothing cached (no shape has id 0).
     shape_id: core::cell::Cell<u64>,
     slot: core::cell::Cell<u32>,
@@ -906,10 +905,6 @@ impl PropertyCache {
         let key = key.into().canonical();
         PropertyCache {
             key,
-            name: match key {
-                PropertyKey::Name(k) => Some(k),
-                PropertyKey::Index(_) => None,
-            },
             shape_id: core::cell::Cell::new(0),
             slot: core::cell::Cell::new(0),
         }

@@ -168,12 +168,46 @@ impl Churn for Shared {
     }
 }
 
-#[derive(gc_arena::Collect)]
+/// The peers' three-field object.
+#[derive(gc_arena::Collect, dumpster::Trace)]
 #[collect(require_static)]
-struct ArenaNode {
+struct Node {
     value: u64,
     stamp: u64,
     previous: u64,
+}
+
+/// One churn job over a peer's pointer to a [`Node`] (`Box`, gc-arena's or dumpster's
+/// `Gc`): `new` allocates one object.
+fn peer_job<P: std::ops::Deref<Target = Node>>(
+    lane: u64,
+    job: u64,
+    mut new: impl FnMut(Node) -> P,
+) -> u64 {
+    let ring: Vec<P> = (0..RING as u64)
+        .map(|slot| {
+            new(Node {
+                value: lane + job + slot + 1,
+                stamp: slot & 7,
+                previous: 0,
+            })
+        })
+        .collect();
+    let mut ring = ring_array(ring);
+    let mut sum = 0u64;
+    for i in 0..OBJECTS_PER_JOB {
+        let displaced = ring[(i & 255) as usize].value;
+        let value = (displaced + i + lane) % MODULUS;
+        let node = new(Node {
+            value,
+            stamp: i & 7,
+            previous: displaced,
+        });
+        sum += (node.value + node.stamp + node.previous) & 1023;
+        // Opaque, so no allocation can be elided.
+        ring[(i & 255) as usize] = std::hint::black_box(node);
+    }
+    sum + ring.iter().map(|n| n.value & 1023).sum::<u64>()
 }
 
 struct GcArena;
@@ -184,47 +218,10 @@ impl Churn for GcArena {
         gc_arena::Arena::new(|_| ())
     }
     fn job(&self, arena: &mut Self::Lane, lane: u64, job: u64) -> u64 {
-        let sum = arena.mutate(|mc, _| {
-            let ring: Vec<gc_arena::Gc<'_, ArenaNode>> = (0..RING as u64)
-                .map(|slot| {
-                    gc_arena::Gc::new(
-                        mc,
-                        ArenaNode {
-                            value: lane + job + slot + 1,
-                            stamp: slot & 7,
-                            previous: 0,
-                        },
-                    )
-                })
-                .collect();
-            let mut ring = ring_array(ring);
-            let mut sum = 0u64;
-            for i in 0..OBJECTS_PER_JOB {
-                let displaced = ring[(i & 255) as usize].value;
-                let value = (displaced + i + lane) % MODULUS;
-                let node = gc_arena::Gc::new(
-                    mc,
-                    ArenaNode {
-                        value,
-                        stamp: i & 7,
-                        previous: displaced,
-                    },
-                );
-                ring[(i & 255) as usize] = node;
-                sum += (node.value + node.stamp + node.previous) & 1023;
-            }
-            sum + ring.iter().map(|n| n.value & 1023).sum::<u64>()
-        });
+        let sum = arena.mutate(|mc, _| peer_job(lane, job, |n| gc_arena::Gc::new(mc, n)));
         arena.finish_cycle();
         sum
     }
-}
-
-#[derive(dumpster::Trace)]
-struct DumpsterNode {
-    value: u64,
-    stamp: u64,
-    previous: u64,
 }
 
 struct Dumpster;
@@ -233,37 +230,8 @@ impl Churn for Dumpster {
     type Lane = ();
     fn lane(&self) {}
     fn job(&self, (): &mut (), lane: u64, job: u64) -> u64 {
-        use dumpster::sync::Gc;
-        let ring: Vec<Gc<DumpsterNode>> = (0..RING as u64)
-            .map(|slot| {
-                Gc::new(DumpsterNode {
-                    value: lane + job + slot + 1,
-                    stamp: slot & 7,
-                    previous: 0,
-                })
-            })
-            .collect();
-        let mut ring = ring_array(ring);
-        let mut sum = 0u64;
-        for i in 0..OBJECTS_PER_JOB {
-            let displaced = ring[(i & 255) as usize].value;
-            let value = (displaced + i + lane) % MODULUS;
-            let node = Gc::new(DumpsterNode {
-                value,
-                stamp: i & 7,
-                previous: displaced,
-            });
-            sum += (node.value + node.stamp + node.previous) & 1023;
-            ring[(i & 255) as usize] = node;
-        }
-        sum + ring.iter().map(|n| n.value & 1023).sum::<u64>()
+        peer_job(lane, job, dumpster::sync::Gc::new)
     }
-}
-
-struct BoxNode {
-    value: u64,
-    stamp: u64,
-    previous: u64,
 }
 
 struct Boxed;
@@ -272,29 +240,7 @@ impl Churn for Boxed {
     type Lane = ();
     fn lane(&self) {}
     fn job(&self, (): &mut (), lane: u64, job: u64) -> u64 {
-        let ring: Vec<Box<BoxNode>> = (0..RING as u64)
-            .map(|slot| {
-                Box::new(BoxNode {
-                    value: lane + job + slot + 1,
-                    stamp: slot & 7,
-                    previous: 0,
-                })
-            })
-            .collect();
-        let mut ring = ring_array(ring);
-        let mut sum = 0u64;
-        for i in 0..OBJECTS_PER_JOB {
-            let displaced = ring[(i & 255) as usize].value;
-            let value = (displaced + i + lane) % MODULUS;
-            let node = Box::new(BoxNode {
-                value,
-                stamp: i & 7,
-                previous: displaced,
-            });
-            sum += (node.value + node.stamp + node.previous) & 1023;
-            ring[(i & 255) as usize] = std::hint::black_box(node);
-        }
-        sum + ring.iter().map(|n| n.value & 1023).sum::<u64>()
+        peer_job(lane, job, Box::new)
     }
 }
 

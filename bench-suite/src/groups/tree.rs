@@ -409,21 +409,47 @@ fn single<P: Peer>(
         )?;
     }
 
-    let case = Case::new("iterate", name, "keys", p).baseline(BT);
+    iterate_case(ctx, name, n, sorted, || built.scan())?;
+    range_case(ctx, name, n, probes, sorted, |k| built.range_sum(k, 100))?;
+
+    Ok(())
+}
+
+/// Full iteration of one implementation: `scan` returns (count, key sum).
+fn iterate_case(
+    ctx: &mut Ctx<'_>,
+    name: &str,
+    n: usize,
+    sorted: &Sorted,
+    scan: impl Fn() -> (usize, u64),
+) -> BenchResult {
+    let case = Case::new("iterate", name, "keys", n as u64).baseline(BT);
     let want = (n, sorted.0.iter().fold(0u64, |s, e| s.wrapping_add(e.0)));
     ctx.time(
         &case,
-        p,
+        n as u64,
         || (),
-        |()| built.scan(),
+        |()| scan(),
         |&got| {
             (got == want)
                 .then_some(())
                 .ok_or(format!("{got:?} != {want:?}"))
         },
     )?;
+    Ok(())
+}
 
-    let case = Case::new("range 100", name, "keys", p).baseline(BT);
+/// 100-element ranges from the first [`RANGES`] probes: `range_sum(k)` sums the keys of
+/// the range starting at `k`.
+fn range_case(
+    ctx: &mut Ctx<'_>,
+    name: &str,
+    n: usize,
+    probes: &[u64],
+    sorted: &Sorted,
+    range_sum: impl Fn(u64) -> u64,
+) -> BenchResult {
+    let case = Case::new("range 100", name, "keys", n as u64).baseline(BT);
     let starts = &probes[..RANGES.min(probes.len())];
     let want = starts
         .iter()
@@ -435,7 +461,7 @@ fn single<P: Peer>(
         |()| {
             starts
                 .iter()
-                .fold(0u64, |s, &k| s.wrapping_add(built.range_sum(k, 100)))
+                .fold(0u64, |s, &k| s.wrapping_add(range_sum(k)))
         },
         |&got| {
             (got == want)
@@ -443,7 +469,6 @@ fn single<P: Peer>(
                 .ok_or(format!("sum {got} != {want}"))
         },
     )?;
-
     Ok(())
 }
 
@@ -479,44 +504,13 @@ fn floor(
     if seed_row {
         return Ok(());
     }
-    let case = Case::new("iterate", VEC, "keys", p).baseline(BT);
-    let want = (n, sorted.0.iter().fold(0u64, |s, e| s.wrapping_add(e.0)));
-    ctx.time(
-        &case,
-        p,
-        || (),
-        |()| {
-            sorted
-                .0
-                .iter()
-                .fold((0usize, 0u64), |(c, s), e| (c + 1, s.wrapping_add(e.0)))
-        },
-        |&got| {
-            (got == want)
-                .then_some(())
-                .ok_or(format!("{got:?} != {want:?}"))
-        },
-    )?;
-    let case = Case::new("range 100", VEC, "keys", p).baseline(BT);
-    let starts = &probes[..RANGES.min(probes.len())];
-    let want = starts
-        .iter()
-        .fold(0u64, |s, &k| s.wrapping_add(sorted.range_sum(k, 100)));
-    ctx.time(
-        &case,
-        starts.len() as u64,
-        || (),
-        |()| {
-            starts
-                .iter()
-                .fold(0u64, |s, &k| s.wrapping_add(sorted.range_sum(k, 100)))
-        },
-        |&got| {
-            (got == want)
-                .then_some(())
-                .ok_or(format!("sum {got} != {want}"))
-        },
-    )?;
+    iterate_case(ctx, VEC, n, sorted, || {
+        sorted
+            .0
+            .iter()
+            .fold((0usize, 0u64), |(c, s), e| (c + 1, s.wrapping_add(e.0)))
+    })?;
+    range_case(ctx, VEC, n, probes, sorted, |k| sorted.range_sum(k, 100))?;
     Ok(())
 }
 

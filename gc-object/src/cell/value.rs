@@ -222,13 +222,17 @@ impl<'h> Value<'h> {
     /// A number; every NaN becomes the one canonical NaN.
     #[inline]
     pub fn number(n: f64) -> Value<'h> {
-        let bits = if n.is_nan() {
-            CANONICAL_NAN
+        if n.is_nan() {
+            Value::not_nan(f64::from_bits(CANONICAL_NAN))
         } else {
-            n.to_bits()
-        };
+            Value::not_nan(n)
+        }
+    }
+    /// A number that is not a NaN, or is the canonical one (stored as is).
+    #[inline]
+    fn not_nan(n: f64) -> Value<'h> {
         Value {
-            word: Word::from_bits(bits),
+            word: Word::from_bits(n.to_bits()),
             _heap: PhantomData,
         }
     }
@@ -319,20 +323,14 @@ impl<'h> From<u32> for Value<'h> {
     /// The number `n` (exact: every `u32` is an f64 integer; no NaN check needed).
     #[inline]
     fn from(n: u32) -> Self {
-        Value {
-            word: Word::from_bits(f64::from(n).to_bits()),
-            _heap: PhantomData,
-        }
+        Value::not_nan(f64::from(n))
     }
 }
 impl<'h> From<i32> for Value<'h> {
     /// The number `n` (exact).
     #[inline]
     fn from(n: i32) -> Self {
-        Value {
-            word: Word::from_bits(f64::from(n).to_bits()),
-            _heap: PhantomData,
-        }
+        Value::not_nan(f64::from(n))
     }
 }
 impl<'h> From<bool> for Value<'h> {
