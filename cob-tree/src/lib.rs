@@ -9,7 +9,7 @@ pub use iter::Range;
 pub use key::{Key, MAX_POD_BYTES, Pod};
 pub use pma::{
     CACHE_LINE, LEAF_BYTES, LOWER_ROOT, MAX_LEAF_CAPACITY, MIN_LEAF_CAPACITY, RANGE_CHUNK,
-    UPPER_ROOT,
+    UPPER_ROOT, WIDE_LEAF_FACTOR,
 };
 
 /// Map sizes of the seed's benchmark table (all fit in L2: where the seed stopped).
@@ -67,7 +67,8 @@ impl<K: Key, V: Pod> CobTree<K, V> {
         }
     }
 
-    /// Elements per leaf of this map.
+    /// Elements per narrow leaf of this map. Its arrays alternate between narrow leaves and
+    /// wide ones (about [`WIDE_LEAF_FACTOR`] times as large) as the map grows.
     pub fn leaf_capacity(&self) -> usize {
         self.map.leaf_capacity()
     }

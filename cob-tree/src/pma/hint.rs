@@ -24,6 +24,24 @@ pub(crate) fn prefetch(w: &AtomicU64) {
     let _ = w;
 }
 
+/// Asks the CPU to start loading the cache line holding word `i` of `ws`, where `i` may
+/// lie past the end of `ws` (a descent prefetches blocks below the last level without a
+/// bounds check): the address is only formed, never dereferenced.
+#[inline(always)]
+pub(crate) fn prefetch_at(ws: &[AtomicU64], i: usize) {
+    #[cfg(all(target_arch = "x86_64", not(any(loom, miri))))]
+    {
+        use core::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+        let p = ws.as_ptr().wrapping_add(i).cast::<i8>();
+        // SAFETY: `_mm_prefetch` needs SSE, which every x86-64 target has statically; a
+        // prefetch is only a hint: it cannot fault or write, whatever address it is given,
+        // and `wrapping_add` forms the address without any claim that it is in bounds.
+        unsafe { _mm_prefetch::<_MM_HINT_T0>(p) };
+    }
+    #[cfg(not(all(target_arch = "x86_64", not(any(loom, miri)))))]
+    let _ = (ws, i);
+}
+
 /// `n` (at least one) cache lines of zeroed atomics, owned: one zeroed allocation from
 /// the global allocator.
 ///

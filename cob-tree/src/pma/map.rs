@@ -7,7 +7,7 @@
 //! holder of `structure` ever holds several leaf locks or waits for one, so no cycle of
 //! waiters can form; it takes a window's leaves in address order within each growing step.
 
-use super::{Guard, LOWER_ROOT, Pma, Probe, Root, UPPER_ROOT, fits, pin};
+use super::{Geometry, Guard, LOWER_ROOT, Pma, Probe, Root, UPPER_ROOT, fits, pin, wide_capacity};
 use crate::key::{Key, Pod};
 use crate::sync::{AtomicU64, Mutex, Ordering, lock, spin_wait};
 use core::cmp::Ordering as Cmp;
@@ -22,7 +22,10 @@ pub(crate) struct Map<K, V> {
     /// Element count, striped by leaf so writers on different leaves do not share a line.
     /// Each stripe is a wrapping signed counter; their sum is the length.
     len: [CachePadded<AtomicU64>; LEN_STRIPES],
+    /// Capacity of the narrow leaves (`CobTree::leaf_capacity`).
     cap: usize,
+    /// Capacity of the wide leaves: arrays alternate between the two as they grow.
+    wide: usize,
     /// Never shrink below this (what `with_capacity` asked for).
     min_leaves: usize,
 }
@@ -34,12 +37,22 @@ impl<K: Key, V: Pod> Map<K, V> {
             structure: Mutex::new(()),
             len: core::array::from_fn(|_| CachePadded::new(AtomicU64::new(0))),
             cap,
+            wide: wide_capacity::<K, V>(cap),
             min_leaves: leaves,
         }
     }
 
     pub(crate) fn leaf_capacity(&self) -> usize {
         self.cap
+    }
+
+    /// The larger of two geometries of this map's sequence.
+    fn larger(&self, a: Geometry, b: Geometry) -> Geometry {
+        if a.rank(self.cap) >= b.rank(self.cap) {
+            a
+        } else {
+            b
+        }
     }
 
     fn add_len(&self, leaf: usize, d: i64) {
@@ -169,7 +182,7 @@ impl<K: Key, V: Pod> Map<K, V> {
         let height = pma.leaves().trailing_zeros();
         // Sorted input that has used every leaf has packed the array to the append fill
         // (about the root bound): grow now rather than rebalance the tail again and again.
-        let full_tail = append && self.len() * den * 10 >= pma.leaves() * self.cap * num * 9;
+        let full_tail = append && self.len() * den * 10 >= pma.leaves() * pma.cap() * num * 9;
         for level in (1..=height).filter(|_| !full_tail) {
             let a = (j >> level) << level;
             let b = a + (1 << level);
@@ -177,7 +190,7 @@ impl<K: Key, V: Pod> Map<K, V> {
             (hi..b).for_each(|i| pma.lock_spin(i));
             (lo, hi) = (a, b);
             let total = pma.count_range(a, b) + 1;
-            if fits(total, b - a, self.cap, level, height) {
+            if fits(total, b - a, pma.cap(), level, height) {
                 pma.redistribute(a, b, Some((k, v)));
                 (a..b).for_each(|i| pma.unlock(i));
                 return None;
@@ -187,9 +200,15 @@ impl<K: Key, V: Pod> Map<K, V> {
         (hi..pma.leaves()).for_each(|i| pma.lock_spin(i));
         // Every leaf is locked and the whole array is too dense: grow.
         let n = pma.count_range(0, pma.leaves()) + 1;
-        let leaves = (pma.leaves() * 2).max(leaves_for(n, self.cap));
+        // One step up the sequence (x1.5 or x1.33 room; from the root bound of 3/4 that is
+        // a density of about 1/2 or 4/7), more only if that would not hold `n` within the
+        // root bound (or, for sorted input, packed left to the append fill).
+        let mut to = pma.geometry().up(self.cap, self.wide);
+        while !to.holds(n, append) {
+            to = to.up(self.cap, self.wide);
+        }
         let at = (j, pma.insert_pos(j, &k));
-        let new = pma.rebuild(leaves, Some(((k, v), at)), append);
+        let new = pma.rebuild(to, Some(((k, v), at)), append);
         debug_assert_eq!(n, new.count_range(0, new.live_end()));
         self.root.replace(new, guard);
         None
@@ -228,14 +247,16 @@ impl<K: Key, V: Pod> Map<K, V> {
             (0..pma.leaves()).for_each(|i| pma.unlock(i));
             return;
         }
-        let leaves = leaves_for(n, self.cap)
-            .max(self.min_leaves)
-            .min(pma.leaves());
-        if leaves == pma.leaves() {
+        let floor = Geometry {
+            leaves: self.min_leaves,
+            cap: self.cap,
+        };
+        let to = self.larger(Geometry::for_len(n, self.cap, self.wide), floor);
+        if self.larger(to, pma.geometry()) == to {
             (0..pma.leaves()).for_each(|i| pma.unlock(i));
             return;
         }
-        let new = pma.rebuild(leaves, None, false);
+        let new = pma.rebuild(to, None, false);
         self.root.replace(new, guard);
     }
 
@@ -288,10 +309,4 @@ impl<K: Key, V: Pod> Map<K, V> {
             spin_wait(&mut spins);
         }
     }
-}
-
-/// The smallest power-of-two leaf count holding `n` elements at half density.
-fn leaves_for(n: usize, cap: usize) -> usize {
-    let _ = UPPER_ROOT;
-    n.saturating_mul(2).div_ceil(cap).max(1).next_power_of_two()
 }

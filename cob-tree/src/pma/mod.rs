@@ -44,6 +44,10 @@ pub const CACHE_LINE: usize = 64;
 /// costs little latency, while a smaller index (half the fences) and half as many window
 /// rebalances and leaf hops pay.
 pub const LEAF_BYTES: usize = 1024;
+/// How many times the cache lines of a narrow leaf a wide leaf spans, as a fraction. A map
+/// alternates between arrays of narrow and of wide leaves as it grows, so that each growth
+/// step multiplies its room by about 1.5 or 1.33 rather than 2 (see `Geometry`).
+pub const WIDE_LEAF_FACTOR: (usize, usize) = (3, 2);
 /// The smallest leaf capacity (elements per leaf) accepted.
 pub const MIN_LEAF_CAPACITY: usize = 4;
 /// The largest leaf capacity accepted (the count lives in 32 bits).
@@ -96,6 +100,78 @@ pub(crate) fn default_leaf_capacity<K: Pod, V: Pod>() -> usize {
     let header = FENCES + 2 * K::WORDS;
     let per = (K::WORDS + V::WORDS).max(1);
     ((LEAF_BYTES / 8).saturating_sub(header) / per).clamp(MIN_LEAF_CAPACITY, MAX_LEAF_CAPACITY)
+}
+
+/// The capacity of the wide leaves of a map whose narrow leaves hold `cap`: what fits
+/// [`WIDE_LEAF_FACTOR`] times as many cache lines, kept within `cap + 1..2 * cap` so that
+/// every step of the growth sequence (see [`Geometry`]) adds room.
+pub(crate) fn wide_capacity<K: Pod, V: Pod>(cap: usize) -> usize {
+    let header = FENCES + 2 * K::WORDS;
+    let per = (K::WORDS + V::WORDS).max(1);
+    let narrow_lines = (header + cap * per).div_ceil(WORDS_PER_LINE);
+    let lines = narrow_lines * WIDE_LEAF_FACTOR.0 / WIDE_LEAF_FACTOR.1;
+    let fits = (lines * WORDS_PER_LINE - header) / per;
+    fits.clamp(cap + 1, 2 * cap - 1)
+}
+
+/// How full the append path packs a leaf of `cap` (the root's upper density).
+fn append_fill(cap: usize) -> usize {
+    (cap * UPPER_ROOT.0 / UPPER_ROOT.1).max(1)
+}
+
+/// The shape of one array: `leaves` (a power of two) leaves of `cap` elements each. A map
+/// steps through one sequence of them as it grows and shrinks: `(L, narrow)`,
+/// `(L, wide)`, `(2L, narrow)`, `(2L, wide)`, ...
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Geometry {
+    pub(crate) leaves: usize,
+    pub(crate) cap: usize,
+}
+
+impl Geometry {
+    /// The next larger geometry of a map with leaf capacities `narrow < wide`.
+    pub(crate) fn up(self, narrow: usize, wide: usize) -> Geometry {
+        if self.cap == narrow {
+            Geometry {
+                leaves: self.leaves,
+                cap: wide,
+            }
+        } else {
+            Geometry {
+                leaves: self.leaves * 2,
+                cap: narrow,
+            }
+        }
+    }
+
+    /// The smallest geometry of the sequence with room for `n` elements at density 1/2
+    /// (what a rebuild aims at).
+    pub(crate) fn for_len(n: usize, narrow: usize, wide: usize) -> Geometry {
+        let want = n.saturating_mul(2).max(1);
+        let leaves = want.div_ceil(wide).next_power_of_two();
+        let cap = if leaves * narrow >= want {
+            narrow
+        } else {
+            wide
+        };
+        Geometry { leaves, cap }
+    }
+
+    /// Whether `n` elements fit within the root density bound ([`UPPER_ROOT`]); `packed`:
+    /// also packed left, [`append_fill`] per leaf.
+    pub(crate) fn holds(self, n: usize, packed: bool) -> bool {
+        let per_leaf = if packed {
+            append_fill(self.cap)
+        } else {
+            self.cap * UPPER_ROOT.0 / UPPER_ROOT.1
+        };
+        self.leaves.saturating_mul(per_leaf) >= n
+    }
+
+    /// Position in the sequence (for comparisons).
+    pub(crate) fn rank(self, narrow: usize) -> (u32, bool) {
+        (self.leaves.trailing_zeros(), self.cap != narrow)
+    }
 }
 
 /// Elements a range iterator copies out of a leaf per validated read (a whole leaf of
@@ -191,6 +267,13 @@ impl<K: Key, V: Pod> Pma<K, V> {
 
     pub(crate) fn cap(&self) -> usize {
         self.cap
+    }
+
+    pub(crate) fn geometry(&self) -> Geometry {
+        Geometry {
+            leaves: self.leaves,
+            cap: self.cap,
+        }
     }
 
     pub(crate) fn live_end(&self) -> usize {
@@ -458,26 +541,22 @@ impl<K: Key, V: Pod> Pma<K, V> {
         if *k >= K::from_words(w) {
             return live - 1;
         }
-        let n = self.leaves - 1;
-        let mut leaf = n;
-        if n > 0 {
-            // One borrow of the whole index for the descent.
-            let idx = self.index_span(0, self.leaves * K::WORDS);
-            let mut p = 1usize;
-            while p <= n {
-                // The 16 great-great-grandchildren of `p` are contiguous: fetch them now.
-                if let Some(block) = idx.get(16 * p * K::WORDS..16 * (p + 1) * K::WORDS) {
-                    for line in block.chunks_exact(WORDS_PER_LINE) {
-                        hint::prefetch(&line[0]);
-                    }
-                }
-                p = 2 * p + usize::from(load::<K>(idx, p) <= *k);
+        // `height` levels of a perfect tree of `leaves - 1` nodes: `p < leaves` throughout,
+        // so `p & mask == p`; the mask only lets the compiler drop the bounds check.
+        let idx = self.index_span(0, self.leaves * K::WORDS);
+        let mask = self.leaves - 1;
+        let mut p = 1usize;
+        for _ in 0..self.height {
+            // The 16 great-great-grandchildren of `p` are contiguous (two lines for one
+            // word keys, aligned): start fetching them now. Past the last levels this
+            // points beyond the index, which a prefetch tolerates.
+            for line in 0..2 * K::WORDS {
+                hint::prefetch_at(idx, 16 * p * K::WORDS + WORDS_PER_LINE * line);
             }
-            p >>= p.trailing_ones() + 1;
-            if p != 0 {
-                leaf = self.rank_of_pos(p);
-            }
+            p = 2 * p + usize::from(load::<K>(idx, p & mask) <= *k);
         }
+        let p = p >> (p.trailing_ones() + 1);
+        let leaf = if p == 0 { mask } else { self.rank_of_pos(p) };
         leaf.min(live - 1)
     }
 
@@ -524,15 +603,10 @@ impl<K: Key, V: Pod> Pma<K, V> {
         if side == Cmp::Equal {
             let n = self.count_of(meta);
             let (ks, vs) = self.cells(j);
-            // The leaf's keys as one exact slice: the scan indexes it without bounds checks.
-            let ks = &ks[..n * K::WORDS];
-            for s in 0..n {
-                let x = load::<K>(ks, s);
-                if x >= *k {
-                    if x == *k {
-                        found = Some(load::<V>(vs, s));
-                    }
-                    break;
+            if n > 0 {
+                let s = search(ks, n, k);
+                if load::<K>(ks, s) == *k {
+                    found = Some(load::<V>(vs, s));
                 }
             }
         }
@@ -576,8 +650,15 @@ impl<K: Key, V: Pod> Pma<K, V> {
             // stay below `n`; the version check below discards a torn read.)
             let first = match from {
                 Bound::Unbounded => 0,
-                Bound::Included(k) => (0..n).find(|&s| load::<K>(ks, s) >= *k).unwrap_or(n),
-                Bound::Excluded(k) => (0..n).find(|&s| load::<K>(ks, s) > *k).unwrap_or(n),
+                _ if n == 0 => 0,
+                Bound::Included(k) => {
+                    let s = search(ks, n, k);
+                    s + usize::from(load::<K>(ks, s) < *k)
+                }
+                Bound::Excluded(k) => {
+                    let s = search(ks, n, k);
+                    s + usize::from(load::<K>(ks, s) <= *k)
+                }
             };
             let end = n.min(first + RANGE_CHUNK);
             // Exact sub-slices, so the copy loop needs no bounds checks.
@@ -629,13 +710,12 @@ impl<K: Key, V: Pod> Pma<K, V> {
         if n == 0 || load::<K>(ks, n - 1) < *k {
             return Err(n);
         }
-        for s in 0..n {
-            let x = load::<K>(ks, s);
-            if x >= *k {
-                return if x == *k { Ok(s) } else { Err(s) };
-            }
+        let s = search(ks, n, k);
+        match load::<K>(ks, s).cmp(k) {
+            Cmp::Equal => Ok(s),
+            Cmp::Less => Err(s + 1),
+            Cmp::Greater => Err(s),
         }
-        Err(n)
     }
 
     fn set_count(&self, j: usize, meta: u64, n: usize) {
@@ -688,7 +768,7 @@ impl<K: Key, V: Pod> Pma<K, V> {
 
     /// How full the append path packs a leaf (the root's upper density).
     fn append_fill(&self) -> usize {
-        (self.cap * UPPER_ROOT.0 / UPPER_ROOT.1).max(1)
+        append_fill(self.cap)
     }
 
     /// Removes `k` from locked leaf `j`; returns its value and the leaf's new count.
@@ -880,18 +960,18 @@ impl<K: Key, V: Pod> Pma<K, V> {
         pma
     }
 
-    /// Builds an unshared array of `leaves` leaves holding every element of `self` (fully
+    /// Builds an unshared array of geometry `to` holding every element of `self` (fully
     /// locked) plus `extra`, whose place in `self` is `(leaf, slot)`; laid out as `build`
     /// does, but copied leaf to leaf in runs of words rather than element by element.
     pub(crate) fn rebuild(
         &self,
-        leaves: usize,
+        to: Geometry,
         extra: Option<((K, V), (usize, usize))>,
         pack_left: bool,
     ) -> Self {
         let live = self.live_end.load(Ordering::Relaxed);
         let n = self.count_range(0, live) + usize::from(extra.is_some());
-        let pma = Self::new_empty(leaves, self.cap);
+        let pma = Self::new_empty(to.leaves, to.cap);
         let (mut sj, mut ss) = (0, 0);
         let mut extra = extra;
         let used = pma.plan(n, pack_left, |pma, j, c| {
@@ -1018,6 +1098,25 @@ fn span(store: &Store, start: usize, len: usize) -> &[AtomicU64] {
     }
 }
 
+/// The slot of the last of the first `n` (at least one) keys of `ks` that is `<= k`, or 0
+/// when every key is greater: a binary search without data-dependent branches (the
+/// comparison picks the next base with a conditional move), so an unpredictable key costs
+/// no mispredicted branch. The slot is below `n` whatever the keys hold, so a torn,
+/// unvalidated leaf can only give a wrong answer, which its version check then discards.
+#[inline(always)]
+fn search<K: Key>(ks: &[AtomicU64], n: usize, k: &K) -> usize {
+    // One exact slice: the loads below need no bounds checks.
+    let ks = &ks[..n * K::WORDS];
+    let (mut base, mut size) = (0, n);
+    while size > 1 {
+        let half = size / 2;
+        let mid = base + half;
+        base = core::hint::select_unpredictable(load::<K>(ks, mid) <= *k, mid, base);
+        size -= half;
+    }
+    base
+}
+
 /// Loads the `T` stored at element `i` of a key or value slice.
 #[inline(always)]
 fn load<T: Pod>(ws: &[AtomicU64], i: usize) -> T {
@@ -1092,6 +1191,52 @@ mod tests {
         for k in 0..3000u64 {
             let j = p.locate(&k);
             assert_eq!(p.owns_locked(j, &k), Cmp::Equal, "key {k} leaf {j}");
+        }
+    }
+
+    #[test]
+    fn growth_sequence_steps_up_by_less_than_two() {
+        assert_eq!(default_leaf_capacity::<u64, u64>(), 62);
+        assert_eq!(wide_capacity::<u64, u64>(62), 94);
+        for cap in [4usize, 5, 7, 30, 62, 66, 126, 1000] {
+            let wide = wide_capacity::<u64, u64>(cap);
+            assert!(cap < wide && wide < 2 * cap, "cap {cap} wide {wide}");
+            let mut g = Geometry { leaves: 1, cap };
+            for _ in 0..40 {
+                let next = g.up(cap, wide);
+                let (a, b) = (g.leaves * g.cap, next.leaves * next.cap);
+                assert!(a < b && b < 2 * a, "{g:?} -> {next:?}");
+                assert!(g.rank(cap) < next.rank(cap));
+                g = next;
+            }
+        }
+    }
+
+    #[test]
+    fn for_len_is_the_smallest_step_at_most_half_full() {
+        let (narrow, wide) = (62, 94);
+        for n in (0..20_000).step_by(7) {
+            let g = Geometry::for_len(n, narrow, wide);
+            assert!(g.leaves.is_power_of_two());
+            assert!(g.leaves * g.cap >= 2 * n, "{n}: {g:?}");
+            // The step below it in the sequence is too small.
+            let below = if g.cap == wide {
+                Some(Geometry {
+                    leaves: g.leaves,
+                    cap: narrow,
+                })
+            } else if g.leaves > 1 {
+                Some(Geometry {
+                    leaves: g.leaves / 2,
+                    cap: wide,
+                })
+            } else {
+                None
+            };
+            if let Some(b) = below {
+                assert!(b.leaves * b.cap < 2 * n.max(1), "{n}: {b:?} would do");
+                assert_eq!(b.up(narrow, wide), g);
+            }
         }
     }
 
