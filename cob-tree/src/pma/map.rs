@@ -7,7 +7,7 @@
 //! holder of `structure` ever holds several leaf locks or waits for one, so no cycle of
 //! waiters can form; it takes a window's leaves in address order within each growing step.
 
-use super::{Geometry, Guard, LOWER_ROOT, Pma, Probe, Root, UPPER_ROOT, fits, pin, wide_capacity};
+use super::{Geometry, Growth, Guard, LOWER_ROOT, Pma, Probe, Root, UPPER_ROOT, fits, pin};
 use crate::key::{Key, Pod};
 use crate::sync::{AtomicU64, Mutex, Ordering, lock, spin_wait};
 use core::cmp::Ordering as Cmp;
@@ -24,35 +24,31 @@ pub(crate) struct Map<K, V> {
     len: [CachePadded<AtomicU64>; LEN_STRIPES],
     /// Capacity of the narrow leaves (`CobTree::leaf_capacity`).
     cap: usize,
-    /// Capacity of the wide leaves: arrays alternate between the two as they grow.
-    wide: usize,
+    /// The geometries the array steps through as it grows and shrinks.
+    growth: Growth,
     /// Never shrink below this (what `with_capacity` asked for).
     min_leaves: usize,
 }
 
 impl<K: Key, V: Pod> Map<K, V> {
     pub(crate) fn new(leaves: usize, cap: usize) -> Self {
+        Self::with_growth(leaves, cap, Growth::new::<K, V>(cap))
+    }
+
+    /// A map whose arrays step through `growth` (tests shorten its doubling phase).
+    pub(crate) fn with_growth(leaves: usize, cap: usize, growth: Growth) -> Self {
         Map {
             root: Root::new(Pma::new_empty(leaves, cap)),
             structure: Mutex::new(()),
             len: core::array::from_fn(|_| CachePadded::new(AtomicU64::new(0))),
             cap,
-            wide: wide_capacity::<K, V>(cap),
+            growth,
             min_leaves: leaves,
         }
     }
 
     pub(crate) fn leaf_capacity(&self) -> usize {
         self.cap
-    }
-
-    /// The larger of two geometries of this map's sequence.
-    fn larger(&self, a: Geometry, b: Geometry) -> Geometry {
-        if a.rank(self.cap) >= b.rank(self.cap) {
-            a
-        } else {
-            b
-        }
     }
 
     fn add_len(&self, leaf: usize, d: i64) {
@@ -200,12 +196,13 @@ impl<K: Key, V: Pod> Map<K, V> {
         (hi..pma.leaves()).for_each(|i| pma.lock_spin(i));
         // Every leaf is locked and the whole array is too dense: grow.
         let n = pma.count_range(0, pma.leaves()) + 1;
-        // One step up the sequence (x1.5 or x1.33 room; from the root bound of 3/4 that is
-        // a density of about 1/2 or 4/7), more only if that would not hold `n` within the
-        // root bound (or, for sorted input, packed left to the append fill).
-        let mut to = pma.geometry().up(self.cap, self.wide);
+        // One step up the growth sequence (x2; or x1.5 or x1.33 once the array is large: from
+        // the root bound of 3/4 that is a density of 3/8, about 1/2 or 4/7), more only if that
+        // would not hold `n` within the root bound (or, for sorted input, packed left to the
+        // append fill).
+        let mut to = self.growth.up(pma.geometry());
         while !to.holds(n, append) {
-            to = to.up(self.cap, self.wide);
+            to = self.growth.up(to);
         }
         let at = (j, pma.insert_pos(j, &k));
         let new = pma.rebuild(to, Some(((k, v), at)), append);
@@ -251,8 +248,8 @@ impl<K: Key, V: Pod> Map<K, V> {
             leaves: self.min_leaves,
             cap: self.cap,
         };
-        let to = self.larger(Geometry::for_len(n, self.cap, self.wide), floor);
-        if self.larger(to, pma.geometry()) == to {
+        let to = self.growth.larger(self.growth.for_len(n), floor);
+        if self.growth.larger(to, pma.geometry()) == to {
             (0..pma.leaves()).for_each(|i| pma.unlock(i));
             return;
         }
@@ -307,6 +304,81 @@ impl<K: Key, V: Pod> Map<K, V> {
                 return found;
             }
             spin_wait(&mut spins);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::CobTree;
+    use crate::pma::wide_capacity;
+    use std::collections::BTreeMap;
+
+    /// The wide-leaf steps of the growth sequence, taken from the first leaf on (shipped
+    /// maps take them only from `FINE_GROWTH_BYTES`, far beyond what the model tests
+    /// reach): random inserts, removes, gets, ranges and appends against `BTreeMap`, in
+    /// phases that grow the map and shrink it again.
+    #[test]
+    fn fine_growth_matches_btreemap() {
+        for cap in [4usize, 5, 9] {
+            let growth = Growth {
+                narrow: cap,
+                wide: wide_capacity::<u32, u32>(cap),
+                fine_from: 1,
+            };
+            let t: CobTree<u32, u32> = CobTree {
+                map: Map::with_growth(1, cap, growth),
+                _kv: core::marker::PhantomData,
+            };
+            let mut m = BTreeMap::new();
+            let (mut wide_arrays, mut most, mut shrunk) = (0, 0, false);
+            let mut x = 0x2545_f491_4f6c_dd1d_u64 ^ cap as u64;
+            let ops = if cfg!(miri) { 1_500 } else { 30_000 };
+            for i in 0..ops {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                let k = (x % 3_000) as u32;
+                let v = i as u32;
+                // 1,000-op phases: two that mostly insert, one that mostly removes keys that
+                // are there (so that the array shrinks again).
+                let removing = (i / 1_000) % 3 == 2;
+                match (x >> 40) % 10 {
+                    0..=4 if !removing => assert_eq!(t.insert(k, v), m.insert(k, v)),
+                    0..=4 | 9 if removing => {
+                        // A key that is there (the first from `k`, or the first at all).
+                        let there = m.range(k..).next().or(m.iter().next()).map(|(k, _)| *k);
+                        if let Some(there) = there {
+                            assert_eq!(t.remove(&there), m.remove(&there));
+                        }
+                    }
+                    5 | 6 => assert_eq!(t.get(&k), m.get(&k).copied()),
+                    7 => {
+                        let got: Vec<_> = t.range(k..k + 40).collect();
+                        let want: Vec<_> = m.range(k..k + 40).map(|(a, b)| (*a, *b)).collect();
+                        assert_eq!(got, want, "range {k}..{}", k + 40);
+                    }
+                    8 if !removing => {
+                        let next = m.last_key_value().map_or(0, |(k, _)| k + 1);
+                        assert_eq!(t.insert(next, v), m.insert(next, v));
+                    }
+                    _ => assert_eq!(t.remove(&k), m.remove(&k)),
+                }
+                let guard = t.map.guard();
+                let g = t.map.pma(&guard).geometry();
+                wide_arrays += usize::from(g.cap == growth.wide);
+                shrunk |= g.leaves * g.cap < most;
+                most = most.max(g.leaves * g.cap);
+                assert_eq!(t.len(), m.len());
+            }
+            let all: Vec<_> = m.iter().map(|(a, b)| (*a, *b)).collect();
+            assert_eq!(t.iter().collect::<Vec<_>>(), all);
+            // The test ran through what it is for.
+            assert!(
+                wide_arrays > 0 && shrunk,
+                "cap {cap}: wide {wide_arrays}, shrunk {shrunk}"
+            );
         }
     }
 }
