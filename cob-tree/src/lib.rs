@@ -8,8 +8,8 @@ mod sync;
 pub use iter::Range;
 pub use key::{Key, MAX_POD_BYTES, Pod};
 pub use pma::{
-    CACHE_LINE, LEAF_BYTES, LOWER_ROOT, MAX_LEAF_CAPACITY, MIN_LEAF_CAPACITY, RANGE_CHUNK,
-    UPPER_ROOT, WIDE_LEAF_FACTOR,
+    CACHE_LINE, FINE_GROWTH_BYTES, LEAF_BYTES, LOWER_ROOT, MAX_LEAF_CAPACITY, MIN_LEAF_CAPACITY,
+    RANGE_CHUNK, UPPER_ROOT, WIDE_LEAF_FACTOR,
 };
 
 /// Map sizes of the seed's benchmark table (all fit in L2: where the seed stopped).

@@ -53,7 +53,7 @@ pub const WIDE_LEAF_FACTOR: (usize, usize) = (3, 2);
 /// one core's share of a last-level cache: 32 MiB for 8 cores on the EPYC measured here),
 /// and by the finer two-leaf-size steps from there on. Below it a tighter fit buys little
 /// (an array that size stays mostly cached) and costs inserts: at 100K keys the wide
-/// leaves' longer shifts and the extra rebuilds cost 16% per insert
+/// leaves' longer shifts and the extra rebuilds cost 15% per insert
 /// (`cargo run --release -p cob-tree --example quick -- 100000 small`).
 pub const FINE_GROWTH_BYTES: usize = 4 << 20;
 /// The smallest leaf capacity (elements per leaf) accepted.
