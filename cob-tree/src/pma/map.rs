@@ -226,7 +226,7 @@ impl<K: Key, V: Pod> Map<K, V> {
         self.add_len(j, -1);
         // A sparse leaf is the cheap hint to check the whole array's density.
         if left * LOWER_ROOT.1 < pma.cap() * LOWER_ROOT.0
-            && pma.leaves() > self.min_leaves
+            && (pma.leaves() > self.min_leaves || pma.cap() != self.cap)
             && self.len() * LOWER_ROOT.1 < pma.leaves() * pma.cap() * LOWER_ROOT.0
         {
             self.shrink(&guard);
