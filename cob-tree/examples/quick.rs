@@ -22,6 +22,25 @@ fn keys(n: usize, seed: u64) -> Vec<u64> {
         .collect()
 }
 
+/// A `BTreeMap` of `k -> k`, built by one insert per key in the given order.
+fn bt_build(ks: &[u64]) -> BTreeMap<u64, u64> {
+    let mut m = BTreeMap::new();
+    for &k in ks {
+        m.insert(k, k);
+    }
+    m
+}
+
+/// A `CobTree` of `k -> k`, built by one insert per key in the given order (leaves of
+/// `leaf` elements if given).
+fn cob_build(leaf: Option<usize>, ks: &[u64]) -> CobTree<u64, u64> {
+    let t = leaf.map_or_else(CobTree::new, CobTree::with_leaf_capacity);
+    for &k in ks {
+        t.insert(k, k);
+    }
+    t
+}
+
 fn time<T>(name: &str, ops: usize, f: impl FnOnce() -> T) -> T {
     let t = Instant::now();
     let r = f();
@@ -49,18 +68,10 @@ fn main() {
     if std::env::args().nth(2).as_deref() == Some("rand") {
         for _ in 0..2 {
             time("BTreeMap random build", n, || {
-                let mut m = BTreeMap::new();
-                for &k in &ks {
-                    m.insert(k, k);
-                }
-                assert_eq!(m.len(), n);
+                assert_eq!(bt_build(&ks).len(), n);
             });
             time("CobTree random build", n, || {
-                let t = CobTree::new();
-                for &k in &ks {
-                    t.insert(k, k);
-                }
-                assert_eq!(t.len(), n);
+                assert_eq!(cob_build(None, &ks).len(), n);
             });
         }
         return;
@@ -83,22 +94,14 @@ fn main() {
         };
         let bt = || {
             let t = cpu();
-            let mut m = BTreeMap::new();
-            for &k in &ks {
-                m.insert(k, k);
-            }
-            assert_eq!(m.len(), n);
+            assert_eq!(bt_build(&ks).len(), n);
             (cpu() - t) / n as f64
         };
         // LEAF=cap tries another leaf capacity.
         let leaf: Option<usize> = std::env::var("LEAF").ok().and_then(|s| s.parse().ok());
         let cob = || {
             let t = cpu();
-            let m = leaf.map_or_else(CobTree::new, CobTree::with_leaf_capacity);
-            for &k in &ks {
-                m.insert(k, k);
-            }
-            assert_eq!(m.len(), n);
+            assert_eq!(cob_build(leaf, &ks).len(), n);
             (cpu() - t) / n as f64
         };
         let (mut b, mut c, mut r) = (vec![], vec![], vec![]);
@@ -131,11 +134,7 @@ fn main() {
         // CobTree alone, for profilers.
         for _ in 0..3 {
             time("CobTree random build", n, || {
-                let t = CobTree::new();
-                for &k in &ks {
-                    t.insert(k, k);
-                }
-                assert_eq!(t.len(), n);
+                assert_eq!(cob_build(None, &ks).len(), n);
             });
         }
         return;
@@ -144,20 +143,12 @@ fn main() {
         let reps = 2_000_000 / n;
         time("BTreeMap random build (small)", n * reps, || {
             for _ in 0..reps {
-                let mut m = BTreeMap::new();
-                for &k in &ks {
-                    m.insert(k, k);
-                }
-                assert_eq!(m.len(), n);
+                assert_eq!(bt_build(&ks).len(), n);
             }
         });
         time("CobTree random build (small)", n * reps, || {
             for _ in 0..reps {
-                let t = CobTree::new();
-                for &k in &ks {
-                    t.insert(k, k);
-                }
-                assert_eq!(t.len(), n);
+                assert_eq!(cob_build(None, &ks).len(), n);
             }
         });
         let t: CobTree<u64, u64> = ks.iter().map(|&k| (k, k)).collect();
@@ -175,20 +166,8 @@ fn main() {
         .map(|x| ks[(*x % n as u64) as usize])
         .collect();
 
-    let b = time("BTreeMap random build", n, || {
-        let mut m = BTreeMap::new();
-        for &k in &ks {
-            m.insert(k, k);
-        }
-        m
-    });
-    let c = time("CobTree random build", n, || {
-        let t = CobTree::new();
-        for &k in &ks {
-            t.insert(k, k);
-        }
-        t
-    });
+    let b = time("BTreeMap random build", n, || bt_build(&ks));
+    let c = time("CobTree random build", n, || cob_build(None, &ks));
     assert_eq!(b.len(), c.len());
     seq(n);
     let mut v: Vec<(u64, u64)> = b.iter().map(|(k, v)| (*k, *v)).collect();
@@ -273,19 +252,12 @@ fn main() {
 }
 
 fn seq(n: usize) {
+    let ks: Vec<u64> = (0..n as u64).collect();
     time("BTreeMap sequential build", n, || {
-        let mut m = BTreeMap::new();
-        for k in 0..n as u64 {
-            m.insert(k, k);
-        }
-        assert_eq!(m.len(), n);
+        assert_eq!(bt_build(&ks).len(), n)
     });
     time("CobTree sequential build", n, || {
-        let t = CobTree::new();
-        for k in 0..n as u64 {
-            t.insert(k, k);
-        }
-        assert_eq!(t.len(), n);
+        assert_eq!(cob_build(None, &ks).len(), n)
     });
 }
 

@@ -22,9 +22,8 @@ pub(crate) struct Map<K, V> {
     /// Element count, striped by leaf so writers on different leaves do not share a line.
     /// Each stripe is a wrapping signed counter; their sum is the length.
     len: [CachePadded<AtomicU64>; LEN_STRIPES],
-    /// Capacity of the narrow leaves (`CobTree::leaf_capacity`).
-    cap: usize,
-    /// The geometries the array steps through as it grows and shrinks.
+    /// The geometries the array steps through as it grows and shrinks (its `narrow` is
+    /// `CobTree::leaf_capacity`).
     growth: Growth,
     /// Never shrink below this (what `with_capacity` asked for).
     min_leaves: usize,
@@ -32,23 +31,22 @@ pub(crate) struct Map<K, V> {
 
 impl<K: Key, V: Pod> Map<K, V> {
     pub(crate) fn new(leaves: usize, cap: usize) -> Self {
-        Self::with_growth(leaves, cap, Growth::new::<K, V>(cap))
+        Self::with_growth(leaves, Growth::new::<K, V>(cap))
     }
 
     /// A map whose arrays step through `growth` (tests shorten its doubling phase).
-    pub(crate) fn with_growth(leaves: usize, cap: usize, growth: Growth) -> Self {
+    pub(crate) fn with_growth(leaves: usize, growth: Growth) -> Self {
         Map {
-            root: Root::new(Pma::new_empty(leaves, cap)),
+            root: Root::new(Pma::new_empty(leaves, growth.narrow)),
             structure: Mutex::new(()),
             len: core::array::from_fn(|_| CachePadded::new(AtomicU64::new(0))),
-            cap,
             growth,
             min_leaves: leaves,
         }
     }
 
     pub(crate) fn leaf_capacity(&self) -> usize {
-        self.cap
+        self.growth.narrow
     }
 
     fn add_len(&self, leaf: usize, d: i64) {
@@ -226,7 +224,7 @@ impl<K: Key, V: Pod> Map<K, V> {
         self.add_len(j, -1);
         // A sparse leaf is the cheap hint to check the whole array's density.
         if left * LOWER_ROOT.1 < pma.cap() * LOWER_ROOT.0
-            && (pma.leaves() > self.min_leaves || pma.cap() != self.cap)
+            && (pma.leaves() > self.min_leaves || pma.cap() != self.growth.narrow)
             && self.len() * LOWER_ROOT.1 < pma.leaves() * pma.cap() * LOWER_ROOT.0
         {
             self.shrink(&guard);
@@ -246,7 +244,7 @@ impl<K: Key, V: Pod> Map<K, V> {
         }
         let floor = Geometry {
             leaves: self.min_leaves,
-            cap: self.cap,
+            cap: self.growth.narrow,
         };
         let to = self.growth.larger(self.growth.for_len(n), floor);
         if self.growth.larger(to, pma.geometry()) == to {
@@ -265,7 +263,7 @@ impl<K: Key, V: Pod> Map<K, V> {
         let n = pma.count_range(0, pma.leaves());
         self.add_len(0, -(n as i64));
         self.root
-            .replace(Pma::new_empty(self.min_leaves, self.cap), &guard);
+            .replace(Pma::new_empty(self.min_leaves, self.growth.narrow), &guard);
     }
 
     /// The first or last element, linearizable by double collect: the leaves scanned to
@@ -330,7 +328,7 @@ mod tests {
                 fine_from: 1,
             };
             let t: CobTree<u32, u32> = CobTree {
-                map: Map::with_growth(1, cap, growth),
+                map: Map::with_growth(1, growth),
                 _kv: core::marker::PhantomData,
             };
             let mut m = BTreeMap::new();

@@ -99,36 +99,39 @@ const COUNT_MASK: u64 = u32::MAX as u64;
 const LO_NEG_INF: u64 = 1 << 32;
 const HI_INF: u64 = 1 << 33;
 
+/// Words of a leaf of `cap` `K -> V` elements, whole cache lines (its stride).
+fn leaf_words<K: Pod, V: Pod>(cap: usize) -> usize {
+    (FENCES + 2 * K::WORDS + cap * (K::WORDS + V::WORDS)).next_multiple_of(WORDS_PER_LINE)
+}
+
+/// How many `K -> V` elements fit a leaf of `words` words after its header.
+fn capacity_in<K: Pod, V: Pod>(words: usize) -> usize {
+    words.saturating_sub(FENCES + 2 * K::WORDS) / (K::WORDS + V::WORDS)
+}
+
 /// The default leaf capacity for `K -> V`: as many elements as fit [`LEAF_BYTES`] after the
 /// header. Under loom and Miri leaves are [`MIN_LEAF_CAPACITY`] so splits happen quickly.
 pub(crate) fn default_leaf_capacity<K: Pod, V: Pod>() -> usize {
     if cfg!(any(loom, miri)) {
         return MIN_LEAF_CAPACITY;
     }
-    let header = FENCES + 2 * K::WORDS;
-    let per = (K::WORDS + V::WORDS).max(1);
-    ((LEAF_BYTES / 8).saturating_sub(header) / per).clamp(MIN_LEAF_CAPACITY, MAX_LEAF_CAPACITY)
+    capacity_in::<K, V>(LEAF_BYTES / 8).clamp(MIN_LEAF_CAPACITY, MAX_LEAF_CAPACITY)
 }
 
 /// The capacity of the wide leaves of a map whose narrow leaves hold `cap`: what fits
 /// [`WIDE_LEAF_FACTOR`] times as many cache lines, kept within `cap + 1..2 * cap` so that
 /// every step of the growth sequence (see [`Growth`]) adds room.
 pub(crate) fn wide_capacity<K: Pod, V: Pod>(cap: usize) -> usize {
-    let header = FENCES + 2 * K::WORDS;
-    let per = (K::WORDS + V::WORDS).max(1);
-    let narrow_lines = (header + cap * per).div_ceil(WORDS_PER_LINE);
-    let lines = narrow_lines * WIDE_LEAF_FACTOR.0 / WIDE_LEAF_FACTOR.1;
-    let fits = (lines * WORDS_PER_LINE - header) / per;
-    fits.clamp(cap + 1, 2 * cap - 1)
+    let lines = leaf_words::<K, V>(cap) / WORDS_PER_LINE * WIDE_LEAF_FACTOR.0 / WIDE_LEAF_FACTOR.1;
+    capacity_in::<K, V>(lines * WORDS_PER_LINE).clamp(cap + 1, 2 * cap - 1)
 }
 
 /// The leaf count from which an array of narrow leaves of `cap` spans at least
 /// [`FINE_GROWTH_BYTES`] (a power of two).
 pub(crate) fn fine_growth_leaves<K: Pod, V: Pod>(cap: usize) -> usize {
-    let header = FENCES + 2 * K::WORDS;
-    let per = (K::WORDS + V::WORDS).max(1);
-    let stride_bytes = (header + cap * per).next_multiple_of(WORDS_PER_LINE) * 8;
-    FINE_GROWTH_BYTES.div_ceil(stride_bytes).next_power_of_two()
+    FINE_GROWTH_BYTES
+        .div_ceil(leaf_words::<K, V>(cap) * 8)
+        .next_power_of_two()
 }
 
 /// How full the append path packs a leaf of `cap` (the root's upper density).
@@ -277,8 +280,7 @@ impl<K: Key, V: Pod> Pma<K, V> {
             leaves.is_power_of_two(),
             "leaf count must be a power of two"
         );
-        let stride =
-            (FENCES + 2 * K::WORDS + cap * (K::WORDS + V::WORDS)).next_multiple_of(WORDS_PER_LINE);
+        let stride = leaf_words::<K, V>(cap);
         let words = leaves
             .checked_mul(stride)
             .expect("CobTree capacity overflows usize");
@@ -813,12 +815,7 @@ impl<K: Key, V: Pod> Pma<K, V> {
     /// already filled to the root density, opens the next (unused) leaf instead of packing
     /// this one full, so sorted input never triggers window rebalances.
     fn wants_fresh_leaf(&self, j: usize, meta: u64, n: usize, pos: usize) -> bool {
-        meta & HI_INF != 0 && pos == n && n >= self.append_fill() && j + 1 < self.leaves
-    }
-
-    /// How full the append path packs a leaf (the root's upper density).
-    fn append_fill(&self) -> usize {
-        append_fill(self.cap)
+        meta & HI_INF != 0 && pos == n && n >= append_fill(self.cap) && j + 1 < self.leaves
     }
 
     /// Removes `k` from locked leaf `j`; returns its value and the leaf's new count.
@@ -1069,7 +1066,7 @@ impl<K: Key, V: Pod> Pma<K, V> {
     fn plan(&self, n: usize, pack_left: bool, mut fill: impl FnMut(&Self, usize, usize)) -> usize {
         let leaves = self.leaves;
         let (used, per, rem) = if pack_left {
-            let fill = self.append_fill();
+            let fill = append_fill(self.cap);
             let used = n.div_ceil(fill).max(1);
             (used, fill, 0)
         } else {
