@@ -52,9 +52,9 @@ pub const WIDE_LEAF_FACTOR: (usize, usize) = (3, 2);
 /// Arrays grow by doubling until their narrow leaves span this many bytes (4 MiB, about
 /// one core's share of a last-level cache: 32 MiB for 8 cores on the EPYC measured here),
 /// and by the finer two-leaf-size steps from there on. Below it a tighter fit buys little
-/// (an array that size stays mostly cached) and costs inserts: at 100K keys the wide
-/// leaves' longer shifts and the extra rebuilds cost 15% per insert
-/// (`cargo run --release -p cob-tree --example quick -- 100000 small`).
+/// (an array that size stays mostly cached) and costs inserts: the wide leaves' longer
+/// shifts and the extra rebuilds (measured at 100K keys in the crate README, "get at 1M
+/// keys").
 pub const FINE_GROWTH_BYTES: usize = 4 << 20;
 /// The smallest leaf capacity (elements per leaf) accepted.
 pub const MIN_LEAF_CAPACITY: usize = 4;
@@ -758,9 +758,8 @@ impl<K: Key, V: Pod> Pma<K, V> {
             return Err(n);
         }
         // A linear scan: the writer has just prefetched the whole leaf, the scan starts on
-        // its first lines while the rest arrive, and with the leaf in cache it beats the
-        // dependent loads of a binary search (`cargo run --release -p cob-tree --example
-        // quick -- 1000 small`: 42.5 against 47.9 ns per insert).
+        // its first lines while the rest arrive, and with the leaf in cache it beat the
+        // dependent loads of a binary search in trial builds.
         for s in 0..n {
             let x = load::<K>(ks, s);
             if x >= *k {
@@ -1182,9 +1181,8 @@ fn load<T: Pod>(ws: &[AtomicU64], i: usize) -> T {
 /// `copy_within`; relaxed atomics, as every cell access. Four words at a time, each group
 /// loaded whole before it is stored and the groups taken in the order that reads every
 /// source word before it is overwritten, so overlaps of any distance copy correctly. (The
-/// compiler neither vectorizes nor unrolls atomic loops; by hand this takes a shift of
-/// wide leaves from 43 to 37 ns per random insert of 1,000 keys:
-/// `cargo run --release -p cob-tree --example quick -- 1000 small`.)
+/// compiler neither vectorizes nor unrolls atomic loops, and an insert into a wide leaf
+/// shifts tens of words.)
 #[inline(always)]
 fn copy_words(ws: &[AtomicU64], src: usize, dst: usize, len: usize) {
     let (lo, hi) = (src.min(dst), src.max(dst));
