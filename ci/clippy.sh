@@ -2,5 +2,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo clippy --workspace --all-targets -- -D warnings
-cargo clippy -p gc-object --all-targets --features wide-object -- -D warnings
-cargo clippy -p arena-alloc --all-targets --features capi -- -D warnings
+cargo clippy -p memlayout-gc-object --all-targets --features wide-object -- -D warnings
+cargo clippy -p memlayout-arena-alloc --all-targets --features capi -- -D warnings

@@ -8,7 +8,7 @@ export RUSTFLAGS="--cfg loom ${RUSTFLAGS:-}"
 export LOOM_MAX_PREEMPTIONS="${LOOM_MAX_PREEMPTIONS:-2}"
 export CARGO_TARGET_DIR="${LOOM_TARGET_DIR:-target/loom}"
 crates=("$@")
-[ ${#crates[@]} -gt 0 ] || crates=(lean-string cob-tree gc-object arena-alloc)
+[ ${#crates[@]} -gt 0 ] || crates=(memlayout-lean-string memlayout-cob-tree memlayout-gc-object memlayout-arena-alloc)
 for c in "${crates[@]}"; do
   echo "== loom: $c"
   cargo test --release -p "$c" --lib --tests -- loom_

@@ -12,11 +12,11 @@ export MIRIFLAGS="-Zmiri-strict-provenance ${MIRIFLAGS:-}"
 export CARGO_TARGET_DIR="${MIRI_TARGET_DIR:-target/miri}"
 run() { echo "== miri: $*"; cargo +nightly miri test "$@"; }
 if [ $# -gt 0 ]; then run "$@"; exit 0; fi
-run -p lean-string
-run -p lean-string --target i686-unknown-linux-gnu
-run -p lean-string --target s390x-unknown-linux-gnu
-run -p cob-tree
-run -p gc-object
+run -p memlayout-lean-string
+run -p memlayout-lean-string --target i686-unknown-linux-gnu
+run -p memlayout-lean-string --target s390x-unknown-linux-gnu
+run -p memlayout-cob-tree
+run -p memlayout-gc-object
 # Only arena-alloc's pure parts run under Miri (size classes, heap-count parsing); the
 # allocator itself needs mmap, mremap and inline assembly, which Miri does not model.
-run -p arena-alloc
+run -p memlayout-arena-alloc

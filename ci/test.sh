@@ -5,6 +5,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo test --workspace
 # gc-object's 256-byte "before" layout must pass the same suite.
-cargo test -p gc-object --features wide-object
+cargo test -p memlayout-gc-object --features wide-object
 # arena-alloc's scenarios also in release: optimisation must not change what they see.
-cargo test --release -p arena-alloc
+cargo test --release -p memlayout-arena-alloc

@@ -9,7 +9,7 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$ROOT"
-cargo build --release -q -p arena-alloc --features capi
+cargo build --release -q -p memlayout-arena-alloc --features capi
 LIB="$ROOT/target/release/libarena_alloc.so"
 [ -f "$LIB" ] || { echo "missing $LIB" >&2; exit 1; }
 WORK="$(mktemp -d)"

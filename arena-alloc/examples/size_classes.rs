@@ -1,5 +1,5 @@
 //! Prints the size-class table of the README (class, block size, worst-case waste).
-//! `cargo run -p arena-alloc --example size_classes`
+//! `cargo run -p memlayout-arena-alloc --example size_classes`
 
 use arena_alloc::{NUM_CLASSES, PAGE_SIZE, class_size, worst_case_waste_permille};
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The gc-object layout A/B: the 128-byte object cell (A, default) against the "before"
-# layout with side state inline in a 256-byte-class cell (B, `gc-object/wide-object`).
+# layout with side state inline in a 256-byte-class cell (B, `memlayout-gc-object/wide-object`).
 # Builds the runner both ways and runs them alternately (see ab.sh), printing per row the
 # medians over runs and the ratio B / A (> 1: the 128-byte layout is faster).
 #
@@ -16,4 +16,4 @@ if [ $# -gt 0 ] && [ "$1" != "--" ]; then samples=$1; shift; fi
 if [ $# -eq 0 ]; then
   set -- --filter gc-object --threads 1,2,4,8
 fi
-exec "$here/ab.sh" gc-object/wide-object "$samples" -- --only objects "$@"
+exec "$here/ab.sh" memlayout-gc-object/wide-object "$samples" -- --only objects "$@"

@@ -2,7 +2,7 @@
 # A/B runs of two builds of the runner: without and with a cargo feature.
 #
 #   bench-suite/scripts/ab.sh FEATURE [SAMPLES] [-- RUNNER ARGS...]
-#   bench-suite/scripts/ab.sh gc-object/wide-object 7 -- --only objects --threads 1,2,4,8
+#   bench-suite/scripts/ab.sh memlayout-gc-object/wide-object 7 -- --only objects --threads 1,2,4,8
 #
 # Builds the runner twice (A: default features, B: with FEATURE), runs A and B
 # alternately SAMPLES times (default 5) so that machine noise hits both alike, and prints,

@@ -4,7 +4,7 @@
 //! (recursive blocks, pointer-free navigation with per-depth tables). Each search
 //! returns the number of fences `<= x` (the leaf index); all three are checked equal.
 //!
-//! `cargo run --release -p cob-tree --example index_layouts [-- HEIGHT]`
+//! `cargo run --release -p memlayout-cob-tree --example index_layouts [-- HEIGHT]`
 
 use std::hint::black_box;
 use std::time::Instant;

@@ -1,4 +1,4 @@
-//! Quick single-thread comparison at one size (default 1M): `cargo run --release -p cob-tree
+//! Quick single-thread comparison at one size (default 1M): `cargo run --release -p memlayout-cob-tree
 //! --example quick [-- N [MODE ...]]`. Every loop checks its answer. The bench-suite `tree`
 //! group is the reference measurement; this is a tuning aid. Modes: `seq`, `rand`, `ratio
 //! ROUNDS` (random builds against `BTreeMap`, interleaved), `cobrand`, `small`, `get`,

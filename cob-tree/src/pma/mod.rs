@@ -39,7 +39,7 @@ use core::marker::PhantomData;
 pub const CACHE_LINE: usize = 64;
 /// The target size of one leaf in bytes (header + keys + values, before rounding up to whole
 /// cache lines): sixteen cache lines, 62 `u64 -> u64` elements. Measured against 512 and
-/// 2048 bytes by random builds of 1M keys (`cargo run --release -p cob-tree --example quick
+/// 2048 bytes by random builds of 1M keys (`cargo run --release -p memlayout-cob-tree --example quick
 /// -- 1000000 ratio` with `LEAF=30/62/126`): writers prefetch the whole leaf, so its size
 /// costs little latency, while a smaller index (half the fences) and half as many window
 /// rebalances and leaf hops pay.
