@@ -201,7 +201,7 @@ fn child(args: &[String]) -> Result<ChildReport, String> {
     let [bench, threads, mode] = args else {
         return Err(format!("usage: {FLAG} BENCH THREADS quick|full"));
     };
-    let threads: usize = crate::cli::parse_threads(threads)?;
+    let threads: usize = crate::measure::parse_threads(threads)?;
     let full = match mode.as_str() {
         "quick" => false,
         "full" => true,

@@ -7,7 +7,7 @@ use clap::Parser;
 
 use crate::callgrind;
 use crate::groups::{self, Group};
-use crate::measure::{Backend, Ctx, Instrument, Measurement, Settings};
+use crate::measure::{Backend, Ctx, Instrument, Measurement, Settings, parse_threads};
 use crate::report::{self, Machine};
 
 /// Measures the memlayout crates against their "before" layouts and their peers.
@@ -47,19 +47,6 @@ pub struct Cli {
     /// Internal: this process is the child that runs under callgrind.
     #[arg(long, hide = true)]
     pub callgrind_child: bool,
-}
-
-/// Parses one thread count.
-pub fn parse_threads(s: &str) -> Result<usize, String> {
-    let n: usize = s
-        .trim()
-        .parse()
-        .map_err(|_| format!("`{s}` is not a thread count (a whole number 1-1024)"))?;
-    if (1..=1024).contains(&n) {
-        Ok(n)
-    } else {
-        Err(format!("thread count {n} is out of range 1-1024"))
-    }
 }
 
 /// The groups `only` names, in report order; an error naming the valid groups if one is

@@ -13,6 +13,7 @@ pub mod alloc_select;
 pub mod callgrind;
 pub mod cli;
 pub mod counting;
+pub mod fmt;
 pub mod groups;
 pub mod measure;
 pub mod plot;

@@ -67,6 +67,19 @@ impl Settings {
     }
 }
 
+/// Parses one thread count.
+pub fn parse_threads(s: &str) -> Result<usize, String> {
+    let n: usize = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{s}` is not a thread count (a whole number 1-1024)"))?;
+    if (1..=1024).contains(&n) {
+        Ok(n)
+    } else {
+        Err(format!("thread count {n} is out of range 1-1024"))
+    }
+}
+
 /// Summary statistics of a set of samples.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Stats {

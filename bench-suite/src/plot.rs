@@ -82,7 +82,7 @@ fn tick(v: f64) -> String {
     } else if a >= 1e3 {
         format!("{:.1}k", v / 1e3)
     } else {
-        crate::report::fmt_value(v)
+        crate::fmt::fmt_value(v)
     }
 }
 

@@ -5,6 +5,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
+use crate::fmt::fmt_value;
 use crate::measure::Measurement;
 
 /// The machine a run was made on.
@@ -60,26 +61,6 @@ pub fn utc_date(secs: u64) -> String {
         rem / 3600,
         rem % 3600 / 60
     )
-}
-
-/// Formats a value with about three significant digits (trailing zeros dropped).
-pub fn fmt_value(v: f64) -> String {
-    let a = v.abs();
-    let decimals = if a >= 100.0 {
-        0
-    } else if a >= 10.0 {
-        1
-    } else if a >= 1.0 {
-        2
-    } else {
-        3
-    };
-    let s = format!("{v:.decimals$}");
-    if s.contains('.') {
-        s.trim_end_matches('0').trim_end_matches('.').to_owned()
-    } else {
-        s
-    }
 }
 
 fn first_seen<T: PartialEq + Clone>(items: impl Iterator<Item = T>) -> Vec<T> {
@@ -300,17 +281,6 @@ mod tests {
         assert_eq!(ratio(&rs, &rs[0]), None);
         let rs = vec![m("A", 8, 4.0, None), m("B", 8, 5.0, Some("A"))];
         assert_eq!(ratio(&rs, &rs[1]), Some(1.25));
-    }
-
-    #[test]
-    fn values_keep_three_significant_digits() {
-        assert_eq!(fmt_value(1234.56), "1235");
-        assert_eq!(fmt_value(12.345), "12.3");
-        assert_eq!(fmt_value(1.2345), "1.23");
-        assert_eq!(fmt_value(0.12345), "0.123");
-        assert_eq!(fmt_value(48.0), "48");
-        assert_eq!(fmt_value(24.0004), "24");
-        assert_eq!(fmt_value(2.5), "2.5");
     }
 
     #[test]

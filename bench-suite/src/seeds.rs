@@ -7,8 +7,8 @@
 
 use std::fmt::Write as _;
 
+use crate::fmt::fmt_value;
 use crate::measure::Measurement;
-use crate::report::fmt_value;
 
 /// Which of our numbers answers a claim.
 #[derive(Clone, Copy, Debug)]
