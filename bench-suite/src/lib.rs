@@ -3,13 +3,10 @@
 //! the report writer ([`report`]) and the benchmark groups ([`groups`]).
 //!
 //! The binary (`src/main.rs`) installs [`counting::CountingAlloc`] over
-//! [`alloc_select::Selected`] (glibc unless `BENCH_SUITE_ALLOCATOR` names another) as its
-//! global allocator and calls [`cli::main`] (or [`alloc_child`] in a child of the `alloc`
+//! [`groups::alloc::select::Selected`] (glibc unless `BENCH_SUITE_ALLOCATOR` names another) as its
+//! global allocator and calls [`cli::main`] (or [`groups::alloc::child`] in a child of the `alloc`
 //! group).
 
-pub mod alloc_child;
-pub mod alloc_kernels;
-pub mod alloc_select;
 pub mod callgrind;
 pub mod cli;
 pub mod counting;

@@ -1,7 +1,7 @@
 //! `cargo run --release -p bench-suite -- --help`
 
-use bench_suite::alloc_select::Selected;
 use bench_suite::counting::CountingAlloc;
+use bench_suite::groups::alloc::select::Selected;
 
 // Counting is off unless the memory instrument switches it on around a measured region.
 // The allocator underneath is glibc unless BENCH_SUITE_ALLOCATOR names another (the
@@ -10,7 +10,7 @@ use bench_suite::counting::CountingAlloc;
 static GLOBAL: CountingAlloc<Selected> = CountingAlloc::new(Selected);
 
 fn main() -> std::process::ExitCode {
-    if let Some(code) = bench_suite::alloc_child::intercept() {
+    if let Some(code) = bench_suite::groups::alloc::child::intercept() {
         return code;
     }
     bench_suite::cli::main()

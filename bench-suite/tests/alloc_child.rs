@@ -3,8 +3,8 @@
 
 use std::process::Command;
 
-use bench_suite::alloc_child::{ChildReport, FLAG};
-use bench_suite::alloc_select::{ENV, Which};
+use bench_suite::groups::alloc::child::{ChildReport, FLAG};
+use bench_suite::groups::alloc::select::{ENV, Which};
 
 fn child(allocator: &str, args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_bench-suite"))

@@ -5,10 +5,10 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::time::Duration;
 
-use bench_suite::alloc_kernels::*;
-use bench_suite::alloc_select::{ARENA, ARENA_1, Which};
 use bench_suite::counting::UsableSize;
 use bench_suite::groups;
+use bench_suite::groups::alloc::kernels::*;
+use bench_suite::groups::alloc::select::{ARENA, ARENA_1, Which};
 use bench_suite::measure::{Ctx, Instrument, Settings};
 
 #[test]

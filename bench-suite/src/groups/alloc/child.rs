@@ -1,8 +1,8 @@
 //! The child processes of the `alloc` group: one per (allocator, benchmark, threads,
 //! sample). The parent re-executes its own binary as
 //! `bench-suite --alloc-child BENCH THREADS quick|full` with
-//! [`BENCH_SUITE_ALLOCATOR`](crate::alloc_select::ENV) set; the child checks that it runs
-//! on the allocator it was asked for, runs one kernel of [`crate::alloc_kernels`] on that
+//! [`BENCH_SUITE_ALLOCATOR`](super::select::ENV) set; the child checks that it runs
+//! on the allocator it was asked for, runs one kernel of [`super::kernels`] on that
 //! allocator (direct calls; it is also the child's global allocator), checks the answer, and prints one JSON line ([`ChildReport`]).
 
 use std::process::{Command, ExitCode};
@@ -12,8 +12,8 @@ use serde::{Deserialize, Serialize};
 
 use std::alloc::{GlobalAlloc, System};
 
-use crate::alloc_kernels::{self as k, KResult, Outcome};
-use crate::alloc_select::{self, Which};
+use super::kernels::{self as k, KResult, Outcome};
+use super::select::{self, Which};
 
 /// The hidden first argument that makes the runner a child.
 pub const FLAG: &str = "--alloc-child";
@@ -150,8 +150,8 @@ pub fn run_bench<A: GlobalAlloc + Sync>(
 pub fn run_on(which: Which, bench: &str, threads: usize, p: &Params) -> KResult {
     match which {
         Which::Glibc => run_bench(&System, bench, threads, p),
-        Which::Arena => run_bench(&alloc_select::ARENA, bench, threads, p),
-        Which::Arena1 => run_bench(&alloc_select::ARENA_1, bench, threads, p),
+        Which::Arena => run_bench(&select::ARENA, bench, threads, p),
+        Which::Arena1 => run_bench(&select::ARENA_1, bench, threads, p),
         Which::Mimalloc => run_bench(&mimalloc::MiMalloc, bench, threads, p),
         Which::Jemalloc => run_bench(&tikv_jemallocator::Jemalloc, bench, threads, p),
     }
@@ -207,14 +207,13 @@ fn child(args: &[String]) -> Result<ChildReport, String> {
         "full" => true,
         m => return Err(format!("mode `{m}` is not quick or full")),
     };
-    if let Some(bad) = alloc_select::invalid_env() {
+    if let Some(bad) = select::invalid_env() {
         return Err(format!(
             "{}={bad} names no allocator (one of glibc, arena, arena-1, mimalloc, jemalloc)",
-            alloc_select::ENV
+            select::ENV
         ));
     }
-    let which = alloc_select::current()
-        .ok_or("the runner's global allocator is not alloc_select::Selected")?;
+    let which = select::current().ok_or("the runner's global allocator is not select::Selected")?;
     let before = arena_alloc::total_stats().allocations;
     let cpu_start = process_cpu_seconds();
     let start = Instant::now();
@@ -250,7 +249,7 @@ pub fn spawn(
     full: bool,
 ) -> Result<ChildReport, String> {
     let out = Command::new(exe)
-        .env(alloc_select::ENV, which.env_value())
+        .env(select::ENV, which.env_value())
         .env_remove(arena_alloc::HEAP_COUNT_ENV)
         .args([
             FLAG,

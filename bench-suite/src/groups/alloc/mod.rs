@@ -7,19 +7,24 @@
 //! made it, so the numbers are each allocator's own, without the runner's counting and
 //! dispatch wrapper. Multi-threaded benchmarks run in child processes, one per
 //! (allocator, benchmark, threads, sample), each with that allocator as its global
-//! allocator ([`crate::alloc_select`], [`crate::alloc_child`]), so peak RSS is the
-//! allocator's own too. Kernels and their parameters: [`crate::alloc_kernels`],
-//! [`crate::alloc_child::Params`].
+//! allocator ([`select`], [`child`]), so peak RSS is the
+//! allocator's own too. Kernels and their parameters: [`kernels`],
+//! [`child::Params`].
 
 use std::alloc::System;
 use std::collections::HashMap;
 
-use crate::alloc_child::{self, BENCHES, ChildReport};
-use crate::alloc_kernels as k;
-use crate::alloc_select::{self, Which};
 use crate::measure::{BenchError, BenchResult, Case, Ctx, Instrument, Stats};
 
 use super::Group;
+
+pub mod child;
+pub mod kernels;
+pub mod select;
+
+use child::{BENCHES, ChildReport};
+use kernels as k;
+use select::Which;
 
 /// The group.
 pub const GROUP: Group = Group {
@@ -78,12 +83,12 @@ macro_rules! for_each_allocator {
         }
         {
             let $label = Which::Arena.label();
-            let $a = &alloc_select::ARENA;
+            let $a = &select::ARENA;
             $body
         }
         {
             let $label = Which::Arena1.label();
-            let $a = &alloc_select::ARENA_1;
+            let $a = &select::ARENA_1;
             $body
         }
         {
@@ -242,10 +247,10 @@ fn sweeps(ctx: &mut Ctx<'_>) -> BenchResult {
     if work.is_empty() {
         return Ok(());
     }
-    if alloc_select::current().is_none() {
+    if select::current().is_none() {
         return Err(BenchError(
             "the alloc group's thread sweeps re-run the bench-suite binary under each \
-             allocator; this process's global allocator is not alloc_select::Selected"
+             allocator; this process's global allocator is not select::Selected"
                 .into(),
         ));
     }
@@ -256,7 +261,7 @@ fn sweeps(ctx: &mut Ctx<'_>) -> BenchResult {
     let mut checksums: HashMap<(&str, usize), (u64, Which)> = HashMap::new();
     for _ in 0..samples(full) {
         for &(bench, t, w) in &work {
-            let r = alloc_child::spawn(&exe, w, bench, t, full).map_err(BenchError)?;
+            let r = child::spawn(&exe, w, bench, t, full).map_err(BenchError)?;
             // Every allocator must give the same answer for the same work.
             let (sum, first) = *checksums.entry((bench, t)).or_insert((r.checksum, w));
             if sum != r.checksum {

@@ -4,7 +4,7 @@
 //!
 //! A global allocator is fixed for a process, so the `alloc` group measures each allocator
 //! in a child process: it re-executes the runner with [`ENV`] set (see
-//! [`crate::alloc_child`]). One binary serves all five, so `cargo run --release -p
+//! [`super::child`]). One binary serves all five, so `cargo run --release -p
 //! bench-suite` stays one command and the sweep kit needs no extra binaries.
 //!
 //! The choice is read with `libc::getenv` inside the first allocation: nothing here may
