@@ -154,7 +154,13 @@ pub fn main() -> ExitCode {
             (Ok(a), Ok(b)) => {
                 print!(
                     "{}",
-                    report::ab_table(&name(&dirs[0]), &a, &name(&dirs[1]), &b)
+                    report::ab_table(
+                        &name(&dirs[0]),
+                        &a,
+                        &name(&dirs[1]),
+                        &b,
+                        &groups::ab_claims(),
+                    )
                 );
                 ExitCode::SUCCESS
             }
@@ -197,7 +203,7 @@ pub fn main() -> ExitCode {
         );
         print!("{}", report::markdown(&results));
     }
-    if let Err(e) = report::write(&cli.out, &machine, &command, &results) {
+    if let Err(e) = report::write(&cli.out, &machine, &command, &results, &groups::claims()) {
         eprintln!(
             "bench-suite: cannot write the report to {}: {e}",
             cli.out.display()

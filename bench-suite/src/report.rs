@@ -7,6 +7,7 @@ use serde::Serialize;
 
 use crate::fmt::fmt_value;
 use crate::measure::Measurement;
+use crate::seeds::{AbClaim, Claim};
 
 /// The machine a run was made on.
 #[derive(Clone, Debug, Serialize)]
@@ -170,12 +171,14 @@ pub struct Document<'a> {
     pub results: &'a [Measurement],
 }
 
-/// Writes `report.md` and `results.json` into `dir` (created if missing).
+/// Writes `report.md` and `results.json` into `dir` (created if missing); `claims` are
+/// the seed figures printed beside ours.
 pub fn write(
     dir: &Path,
     machine: &Machine,
     command: &str,
     results: &[Measurement],
+    claims: &[Claim],
 ) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
     let mut md = String::new();
@@ -218,7 +221,7 @@ pub fn write(
         }
         let _ = writeln!(md);
     }
-    let claims = crate::seeds::table(results, &crate::seeds::claims());
+    let claims = crate::seeds::table(results, claims);
     if !claims.is_empty() {
         let _ = writeln!(md, "## Seed claims beside our numbers\n");
         md.push_str(&claims);
@@ -304,6 +307,7 @@ mod tests {
             &machine,
             "bench-suite --only g",
             &[m("A", 8, 10.0, None)],
+            &[],
         )
         .unwrap();
         let md = std::fs::read_to_string(dir.join("report.md")).unwrap();
@@ -343,12 +347,13 @@ pub fn read_runs(dir: &Path) -> Result<Vec<Vec<Measurement>>, String> {
 
 /// The A/B table: for every row measured in both variants, the median over runs of A,
 /// of B, and B / A. Rows are keyed by group, operation, implementation, parameter and
-/// metric.
+/// metric. Rows a seed measured (`seed_ab`) are repeated beside the seed's figure.
 pub fn ab_table(
     a_name: &str,
     a: &[Vec<Measurement>],
     b_name: &str,
     b: &[Vec<Measurement>],
+    seed_ab: &[AbClaim],
 ) -> String {
     type Key = (String, String, String, String, u64, String);
     let key = |m: &Measurement| -> Key {
@@ -410,7 +415,7 @@ pub fn ab_table(
                 fmt_value(*va),
                 fmt_value(*vb)
             );
-            let seed = crate::seeds::AB_CLAIMS.iter().find(|c| {
+            let seed = seed_ab.iter().find(|c| {
                 c.group == k.0 && c.operation == k.1 && c.implementation == k.2 && c.param == k.4
             });
             if let (Some(c), true) = (seed, *va != 0.0) {
@@ -462,7 +467,8 @@ mod ab_tests {
     fn medians_over_runs_and_the_ratio() {
         let a = vec![vec![m(10.0)], vec![m(12.0)], vec![m(11.0)]];
         let b = vec![vec![m(20.0)], vec![m(22.0)], vec![m(100.0)]];
-        let t = ab_table("128B", &a, "wide", &b);
+        let ab = crate::groups::objects::AB_CLAIMS;
+        let t = ab_table("128B", &a, "wide", &b, ab);
         assert!(
             t.contains("| objects | churn | gc-object | lanes=8 | ns/op | 11 | 22 | 2.000x |"),
             "{t}"
@@ -474,7 +480,7 @@ mod ab_tests {
         shared.implementation = "gc-object shared".into();
         let mut wide = shared.clone();
         wide.stats = Stats::exact(13.0);
-        let t = ab_table("a", &[vec![shared]], "b", &[vec![wide]]);
+        let t = ab_table("a", &[vec![shared]], "b", &[vec![wide]], ab);
         assert!(
             t.contains("| churn gc-object shared lanes=8 | 1.16x | 1.300x |"),
             "{t}"

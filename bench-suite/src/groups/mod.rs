@@ -1,24 +1,17 @@
 //! The benchmark groups. Each group is a function that measures through a
-//! [`Ctx`](crate::measure::Ctx); register a new one in [`all`].
+//! [`Ctx`](crate::measure::Ctx) and lists its seed claims ([`Group`]); register a new
+//! one in [`all`].
 
-use crate::measure::{BenchResult, Ctx};
+use crate::seeds::{AbClaim, Claim};
 
 pub mod alloc;
+pub mod group;
 pub mod objects;
 pub mod std_strings;
 pub mod strings;
 pub mod tree;
 
-/// A named group of benchmark cases.
-#[derive(Clone, Copy, Debug)]
-pub struct Group {
-    /// The name used with `--only`.
-    pub name: &'static str,
-    /// One line on what it measures.
-    pub about: &'static str,
-    /// Runs every case of the group.
-    pub run: fn(&mut Ctx<'_>) -> BenchResult,
-}
+pub use group::Group;
 
 /// Every group, in report order.
 pub fn all() -> Vec<Group> {
@@ -34,4 +27,20 @@ pub fn all() -> Vec<Group> {
 /// The names of every group.
 pub fn names() -> Vec<&'static str> {
     all().iter().map(|g| g.name).collect()
+}
+
+/// Every group's seed claims, in report order.
+pub fn claims() -> Vec<Claim> {
+    all()
+        .iter()
+        .flat_map(|g| g.claims.iter().copied())
+        .collect()
+}
+
+/// Every group's seed A/B figures.
+pub fn ab_claims() -> Vec<AbClaim> {
+    all()
+        .iter()
+        .flat_map(|g| g.ab_claims.iter().copied())
+        .collect()
 }

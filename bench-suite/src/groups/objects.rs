@@ -16,14 +16,17 @@ use std::time::Instant;
 use gc_object::{Heap, INLINE_SLOTS, Key, Literal, PropertyCache, PropertyKey, Value};
 
 use crate::measure::{BenchResult, Case, Ctx, Instrument, Stats};
+use crate::seeds::AbClaim;
 
-use super::Group;
+use super::group::Group;
 
 /// The group.
 pub const GROUP: Group = Group {
     name: "objects",
     about: "gc-object: object churn (independent / shared / cold heaps, peers) per lane count; property-count sweep",
     run,
+    claims: &[],
+    ab_claims: AB_CLAIMS,
 };
 
 /// Objects in the ring.
@@ -548,6 +551,70 @@ fn run(ctx: &mut Ctx<'_>) -> BenchResult {
     }
     Ok(())
 }
+
+const CHURN_AB_NOTE: &str = "seed: exact-parent A/B of a Zig engine's object (256- vs 128-byte slab class), 7 samples; here: the wide-object build (B) over the 128-byte build (A), time per object, > 1 = the 128-byte layout is faster";
+
+/// The gc-object seed's A/B (`gc-object-128-byte-slab.txt`): every direct and
+/// independent-context churn row 1.04-1.65x faster; shared 1 / 4 / 8 lanes 1.19x, 1.39x,
+/// 1.16x.
+pub const AB_CLAIMS: &[AbClaim] = &[
+    AbClaim {
+        group: "objects",
+        operation: "churn",
+        implementation: "gc-object independent",
+        param: 1,
+        seed: "1.04-1.65x (every independent row)",
+        note: CHURN_AB_NOTE,
+    },
+    AbClaim {
+        group: "objects",
+        operation: "churn",
+        implementation: "gc-object independent",
+        param: 2,
+        seed: "1.04-1.65x (every independent row)",
+        note: CHURN_AB_NOTE,
+    },
+    AbClaim {
+        group: "objects",
+        operation: "churn",
+        implementation: "gc-object independent",
+        param: 4,
+        seed: "1.04-1.65x (every independent row)",
+        note: CHURN_AB_NOTE,
+    },
+    AbClaim {
+        group: "objects",
+        operation: "churn",
+        implementation: "gc-object independent",
+        param: 8,
+        seed: "1.04-1.65x (every independent row)",
+        note: CHURN_AB_NOTE,
+    },
+    AbClaim {
+        group: "objects",
+        operation: "churn",
+        implementation: "gc-object shared",
+        param: 1,
+        seed: "1.19x",
+        note: CHURN_AB_NOTE,
+    },
+    AbClaim {
+        group: "objects",
+        operation: "churn",
+        implementation: "gc-object shared",
+        param: 4,
+        seed: "1.39x",
+        note: CHURN_AB_NOTE,
+    },
+    AbClaim {
+        group: "objects",
+        operation: "churn",
+        implementation: "gc-object shared",
+        param: 8,
+        seed: "1.16x",
+        note: CHURN_AB_NOTE,
+    },
+];
 
 #[cfg(test)]
 mod tests {

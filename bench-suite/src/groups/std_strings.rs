@@ -9,13 +9,15 @@ use std::sync::Arc;
 
 use crate::measure::{BenchResult, Case, Ctx, Instrument};
 
-use super::Group;
+use super::group::Group;
 
 /// The group.
 pub const GROUP: Group = Group {
     name: "std",
     about: "String, Box<str>, Arc<str>: construct and clone+drop 16,384 strings per length",
     run,
+    claims: &[],
+    ab_claims: &[],
 };
 
 /// Strings per vector (the seed's `heap_layout` size).

@@ -14,8 +14,9 @@ use lean_string::{
 };
 
 use crate::measure::{BenchError, BenchResult, Case, Ctx, Instrument, Measurement, Stats};
+use crate::seeds::{Claim, Ours};
 
-use super::Group;
+use super::group::Group;
 use super::std_strings::{VECTOR_LEN, sources};
 
 /// The group.
@@ -23,6 +24,8 @@ pub const GROUP: Group = Group {
     name: "strings",
     about: "LeanString (compact/wide), LeanStr, LeanCString vs lean_string 0.7, compact_str, smol_str, ecow, arcstr, Arc<str>, String",
     run,
+    claims: CLAIMS,
+    ab_claims: &[],
 };
 
 /// The swept lengths, from lean-string's constants: both sides of the inline capacity
@@ -552,6 +555,48 @@ fn targets(ctx: &mut Ctx<'_>, lens: &[usize]) {
         }
     }
 }
+
+const fn heap_layout(len: u64, seed: f64, what: &'static str) -> Claim {
+    Claim {
+        group: "strings",
+        operation: "construct",
+        param: len,
+        metric: "physical B/item",
+        ours: Ours::Ratio {
+            implementation: "LeanString",
+            over: "LeanString (forced wide)",
+        },
+        seed,
+        unit: "x",
+        what,
+        note: "seed: CodSpeed memory of the whole 16,384-string vector on macOS's allocator; here: physical bytes per string under glibc (its size classes differ: the gains move to 25-32 and 41-48 bytes)",
+    }
+}
+
+/// The lean-string seed's `heap_layout` memory rows: 8-byte header (after) over 16-byte
+/// header (before), beside our compact over forced-wide physical bytes per string.
+pub const CLAIMS: &[Claim] = &[
+    heap_layout(
+        17,
+        656.0 / 784.0,
+        "heap_layout construction[17] memory, after / before (784 -> 656 KB)",
+    ),
+    heap_layout(
+        24,
+        768.0 / 896.0,
+        "heap_layout construction[24] memory, after / before (896 -> 768 KB)",
+    ),
+    heap_layout(
+        32,
+        896.0 / 1024.0,
+        "heap_layout construction[32] memory, after / before (1,024 -> 896 KB)",
+    ),
+    heap_layout(
+        48,
+        1.1 / 1.3,
+        "heap_layout construction[48] memory, after / before (1.3 -> 1.1 MB)",
+    ),
+];
 
 #[cfg(test)]
 mod tests {

@@ -16,13 +16,15 @@ use crossbeam_skiplist::SkipMap;
 use crate::measure::{BenchError, BenchResult, Case, Ctx, Instrument, Stats};
 use crate::seeds::{Claim, Ours};
 
-use super::Group;
+use super::group::Group;
 
 /// The group.
 pub const GROUP: Group = Group {
     name: "tree",
     about: "CobTree vs BTreeMap, RwLock<BTreeMap>, SkipMap, sorted Vec: seed table, 100K-1M keys, thread sweeps",
     run,
+    claims: CLAIMS,
+    ab_claims: &[],
 };
 
 const COB: &str = "CobTree";

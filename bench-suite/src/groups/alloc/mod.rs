@@ -16,9 +16,10 @@ use std::collections::HashMap;
 
 use crate::measure::{BenchError, BenchResult, Case, Ctx, Instrument, Stats};
 
-use super::Group;
+use super::group::Group;
 
 pub mod child;
+pub mod claims;
 pub mod kernels;
 pub mod select;
 
@@ -33,6 +34,8 @@ pub const GROUP: Group = Group {
             malloc_test, glibc's simple bench; xmalloc, larson, cache-scratch/thrash, mstress \
             thread sweeps with peak RSS",
     run,
+    claims: claims::CLAIMS,
+    ab_claims: &[],
 };
 
 /// The comparison baseline.
