@@ -319,23 +319,7 @@ fn single<P: Peer>(
         return Ok(());
     }
 
-    let case = Case::new("get", name, "keys", p).baseline(BT);
-    let want: u64 = probes.iter().fold(0, |s, &k| s.wrapping_add(val(k)));
-    ctx.time(
-        &case,
-        probes.len() as u64,
-        || (),
-        |()| {
-            probes
-                .iter()
-                .fold(0u64, |s, &k| s.wrapping_add(built.get(k).unwrap_or(0)))
-        },
-        |&got| {
-            (got == want)
-                .then_some(())
-                .ok_or(format!("sum {got} != {want}"))
-        },
-    )?;
+    get_case(ctx, name, n, probes, |k| built.get(k))?;
 
     let builds = builds_here::<P>(ctx, n);
     if seed_row {
@@ -417,6 +401,34 @@ fn single<P: Peer>(
     Ok(())
 }
 
+/// Point lookups of every probe in one implementation: `get` looks up one key.
+fn get_case(
+    ctx: &mut Ctx<'_>,
+    name: &str,
+    n: usize,
+    probes: &[u64],
+    get: impl Fn(u64) -> Option<u64>,
+) -> BenchResult {
+    let case = Case::new("get", name, "keys", n as u64).baseline(BT);
+    let want: u64 = probes.iter().fold(0, |s, &k| s.wrapping_add(val(k)));
+    ctx.time(
+        &case,
+        probes.len() as u64,
+        || (),
+        |()| {
+            probes
+                .iter()
+                .fold(0u64, |s, &k| s.wrapping_add(get(k).unwrap_or(0)))
+        },
+        |&got| {
+            (got == want)
+                .then_some(())
+                .ok_or(format!("sum {got} != {want}"))
+        },
+    )?;
+    Ok(())
+}
+
 /// Full iteration of one implementation: `scan` returns (count, key sum).
 fn iterate_case(
     ctx: &mut Ctx<'_>,
@@ -482,27 +494,10 @@ fn floor(
     probes: &[u64],
     seed_row: bool,
 ) -> BenchResult {
-    let p = n as u64;
     if !ctx.wants(Instrument::Time) {
         return Ok(());
     }
-    let case = Case::new("get", VEC, "keys", p).baseline(BT);
-    let want: u64 = probes.iter().fold(0, |s, &k| s.wrapping_add(val(k)));
-    ctx.time(
-        &case,
-        probes.len() as u64,
-        || (),
-        |()| {
-            probes
-                .iter()
-                .fold(0u64, |s, &k| s.wrapping_add(sorted.get(k).unwrap_or(0)))
-        },
-        |&got| {
-            (got == want)
-                .then_some(())
-                .ok_or(format!("sum {got} != {want}"))
-        },
-    )?;
+    get_case(ctx, VEC, n, probes, |k| sorted.get(k))?;
     if seed_row {
         return Ok(());
     }
