@@ -4,3 +4,5 @@ cd "$(dirname "$0")/.."
 cargo clippy --workspace --all-targets -- -D warnings
 cargo clippy -p memlayout-gc-object --all-targets --features wide-object -- -D warnings
 cargo clippy -p memlayout-arena-alloc --all-targets --features capi -- -D warnings
+cargo clippy -p memlayout-lean-string --all-targets --all-features -- -D warnings
+cargo clippy -p memlayout-lean-string --no-default-features -- -D warnings

@@ -8,3 +8,8 @@ cargo test --workspace
 cargo test -p memlayout-gc-object --features wide-object
 # arena-alloc's scenarios also in release: optimisation must not change what they see.
 cargo test --release -p memlayout-arena-alloc
+# lean-string: the no_std + alloc build (feature `std` off), and the optional features'
+# tests (bytes, proptest, zeroize, serde, arbitrary).
+cargo build -p memlayout-lean-string --no-default-features
+cargo build -p memlayout-lean-string --no-default-features --features serde,arbitrary,bytes,zeroize
+cargo test -p memlayout-lean-string --features bytes,proptest,zeroize,serde,arbitrary

@@ -6,9 +6,9 @@ use core::ffi::{CStr, c_char};
 use core::ops::Deref;
 use core::str::{FromStr, Utf8Error};
 
-use crate::edit::{self, assert_index, ok};
+use crate::edit::{self, assert_boundary, ok};
 use crate::error::{CStringError, InteriorNulError, ReserveError};
-use crate::repr::{CRepr, Kind, Mutable, Shared};
+use crate::repr::{self, CRepr, Kind, Mutable, Shared};
 
 /// A 16-byte (8 on 32-bit) UTF-8 string that always ends in a NUL, so
 /// [`as_c_str`](Self::as_c_str) and [`as_ptr`](Self::as_ptr) never copy.
@@ -171,6 +171,47 @@ impl LeanCString {
         self.repr.make_mut(additional)
     }
 
+    /// Ensures room for exactly `additional` more bytes if there is not enough;
+    /// `reserve_exact(0)` does nothing.
+    pub fn reserve_exact(&mut self, additional: usize) {
+        ok(self.try_reserve_exact(additional))
+    }
+
+    /// Fallible [`reserve_exact`](Self::reserve_exact).
+    pub fn try_reserve_exact(&mut self, additional: usize) -> Result<(), ReserveError> {
+        if additional == 0 {
+            return Ok(());
+        }
+        self.repr.make_mut_exact(additional)
+    }
+
+    /// Appends a copy of the bytes in `src`, a range of the string itself (no NUL can
+    /// appear).
+    ///
+    /// # Panics
+    /// If an end of `src` is out of bounds or not a char boundary, if the start is after the
+    /// end, or if allocation fails.
+    #[track_caller]
+    pub fn extend_from_within(&mut self, src: impl core::ops::RangeBounds<usize>) {
+        ok(edit::try_extend_from_within(&mut self.repr, src))
+    }
+
+    /// A copy with ASCII letters lowercased; a clone when nothing changes.
+    #[must_use]
+    pub fn to_ascii_lowercase(&self) -> Self {
+        Self {
+            repr: ok(repr::ascii_case(&self.repr, false)),
+        }
+    }
+
+    /// A copy with ASCII letters uppercased; a clone when nothing changes.
+    #[must_use]
+    pub fn to_ascii_uppercase(&self) -> Self {
+        Self {
+            repr: ok(repr::ascii_case(&self.repr, true)),
+        }
+    }
+
     /// Frees unused heap capacity.
     pub fn shrink_to_fit(&mut self) {
         ok(self.try_shrink_to_fit())
@@ -293,7 +334,7 @@ impl LeanCString {
     /// Fallible [`insert_str`](Self::insert_str).
     #[track_caller]
     pub fn try_insert_str(&mut self, idx: usize, string: &str) -> Result<(), CStringError> {
-        assert_index(self.as_str(), idx, "insert");
+        assert_boundary(self.as_str(), idx);
         check_nul(string)?;
         if string.is_empty() {
             return Ok(());
@@ -311,7 +352,7 @@ impl LeanCString {
 
     /// Fallible [`repeat`](Self::repeat).
     pub fn try_repeat(&self, n: usize) -> Result<Self, ReserveError> {
-        edit::try_repeat(&self.repr, n).map(|repr| Self { repr })
+        repr::repeat(&self.repr, n).map(|repr| Self { repr })
     }
 
     /// Splits at byte index `at`: `self` keeps `..at`, the result holds `at..`.
@@ -334,9 +375,10 @@ impl LeanCString {
         &self.repr
     }
 
-    /// Empties the string; never allocates.
+    /// Empties the string; never allocates (a shared or static string becomes the empty
+    /// inline one).
     pub fn clear(&mut self) {
-        edit::clear(&mut self.repr);
+        self.repr.clear();
     }
 }
 

@@ -1,13 +1,16 @@
-//! Safe logic that the public types share: the `try_*` to infallible unwrapping, index
-//! checks with `String`'s panic messages, and the edits of `LeanString` and `LeanCString`
-//! built from their representation's primitives ([`Mutable`]).
+//! Safe logic that the public types share: the `try_*` to infallible unwrapping, index and
+//! range checks with `lean_string`'s panic messages, and the edits of `LeanString` and
+//! `LeanCString` built from their representation's primitives ([`Mutable`]).
+
+use core::ops::{Bound, Range, RangeBounds};
 
 use crate::error::ReserveError;
 use crate::repr::Mutable;
 
-/// Unwraps the result of a `try_*` method for its infallible twin: an error becomes the
-/// panic (or allocation-error handler) that `String` gives.
+/// Unwraps the result of a `try_*` method for its infallible twin: an error becomes a panic
+/// (which unwinds, as `lean_string`'s does, rather than aborting).
 #[inline(always)]
+#[track_caller]
 pub(crate) fn ok<T>(r: Result<T, ReserveError>) -> T {
     match r {
         Ok(v) => v,
@@ -15,27 +18,51 @@ pub(crate) fn ok<T>(r: Result<T, ReserveError>) -> T {
     }
 }
 
+/// `idx` must be a char boundary of `s` (and so at most its length).
+#[inline]
 #[track_caller]
-pub(crate) fn assert_boundary(s: &str, idx: usize, what: &str) {
-    assert!(
-        s.is_char_boundary(idx),
-        "{what}: byte index {idx} is not a char boundary of a string of length {}",
+pub(crate) fn assert_boundary(s: &str, idx: usize) {
+    if !s.is_char_boundary(idx) {
+        boundary_panic(s, idx)
+    }
+}
+
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn boundary_panic(s: &str, idx: usize) -> ! {
+    panic!(
+        "index is not a char boundary or out of bounds (index: {idx}); the string is {} bytes long",
         s.len()
-    );
+    )
 }
 
-/// `idx` must be at most the length and a char boundary (`insert`, `split_off`).
+/// The byte range `range` of `s`, checked: both ends char boundaries (an end that overflows
+/// `usize` is out of bounds), start not after end.
 #[track_caller]
-pub(crate) fn assert_index(s: &str, idx: usize, what: &str) {
-    let len = s.len();
+pub(crate) fn slice_range(s: &str, range: impl RangeBounds<usize>) -> Range<usize> {
+    // `usize::MAX` is never a boundary, so saturating keeps an overflowing bound out of range.
+    let start = match range.start_bound() {
+        Bound::Included(&i) => i,
+        Bound::Excluded(&i) => i.saturating_add(1),
+        Bound::Unbounded => 0,
+    };
+    let end = match range.end_bound() {
+        Bound::Included(&i) => i.saturating_add(1),
+        Bound::Excluded(&i) => i,
+        Bound::Unbounded => s.len(),
+    };
+    assert_boundary(s, start);
+    assert_boundary(s, end);
     assert!(
-        idx <= len,
-        "{what}: index {idx} out of bounds for length {len}"
+        start <= end,
+        "range start is greater than end (start: {start}, end: {end})"
     );
-    assert_boundary(s, idx, what);
+    start..end
 }
 
-/// Removes and returns the last char (popping a shared string copies it).
+/// Removes and returns the last char (a shared or static `LeanString` only shortens its
+/// length; a `LeanCString` is copied).
 pub(crate) fn try_pop<R: Mutable>(r: &mut R) -> Result<Option<char>, ReserveError> {
     let s = r.contents();
     let Some(ch) = s.chars().next_back() else {
@@ -45,29 +72,25 @@ pub(crate) fn try_pop<R: Mutable>(r: &mut R) -> Result<Option<char>, ReserveErro
     Ok(Some(ch))
 }
 
-/// Removes and returns the char at byte index `idx`; a bad index panics as in `String`.
+/// Removes and returns the char at byte index `idx`; a bad index panics.
 #[track_caller]
 pub(crate) fn try_remove<R: Mutable>(r: &mut R, idx: usize) -> Result<char, ReserveError> {
     let s = r.contents();
-    assert!(
-        idx < s.len(),
-        "remove: index {idx} out of bounds for length {}",
-        s.len()
-    );
-    assert_boundary(s, idx, "remove");
+    assert_boundary(s, idx);
+    let len = s.len();
+    assert!(idx < len, "index out of bounds (index: {idx}, len: {len})");
     let ch = s[idx..].chars().next().expect("index is below the length");
     r.remove_range(idx, idx + ch.len_utf8())?;
     Ok(ch)
 }
 
-/// Shortens to `new_len` bytes (nothing if `new_len >= len`; truncating a shared string
-/// copies it).
+/// Shortens to `new_len` bytes (nothing if `new_len >= len`).
 #[track_caller]
 pub(crate) fn try_truncate<R: Mutable>(r: &mut R, new_len: usize) -> Result<(), ReserveError> {
     if new_len >= r.contents().len() {
         return Ok(());
     }
-    assert_boundary(r.contents(), new_len, "truncate");
+    assert_boundary(r.contents(), new_len);
     r.truncate(new_len)
 }
 
@@ -75,31 +98,18 @@ pub(crate) fn try_truncate<R: Mutable>(r: &mut R, new_len: usize) -> Result<(), 
 /// unchanged.
 #[track_caller]
 pub(crate) fn try_split_off<R: Mutable>(r: &mut R, at: usize) -> Result<R, ReserveError> {
-    assert_index(r.contents(), at, "split_off");
+    assert_boundary(r.contents(), at);
     let tail = R::from_str(&r.contents()[at..])?;
     r.truncate(at)?;
     Ok(tail)
 }
 
-/// Empties the string; never allocates (a shared or static string becomes an empty inline
-/// one).
-pub(crate) fn clear<R: Mutable>(r: &mut R) {
-    if r.truncate(0).is_err() {
-        *r = R::inline(&[]);
-    }
-}
-
-/// `r`'s contents `n` times, in a buffer allocated once.
-pub(crate) fn try_repeat<R: Mutable>(r: &R, n: usize) -> Result<R, ReserveError> {
-    let s = r.contents();
-    let total = s
-        .len()
-        .checked_mul(n)
-        .ok_or_else(ReserveError::capacity_overflow)?;
-    let mut out = R::with_capacity(total)?;
-    for _ in 0..n {
-        // Our own contents are valid for `R` (no NUL in a `LeanCString`).
-        out.push_str(s)?;
-    }
-    Ok(out)
+/// Appends a copy of `range` of the string's own contents.
+#[track_caller]
+pub(crate) fn try_extend_from_within<R: Mutable>(
+    r: &mut R,
+    range: impl RangeBounds<usize>,
+) -> Result<(), ReserveError> {
+    let Range { start, end } = slice_range(r.contents(), range);
+    r.extend_from_within(start, end)
 }

@@ -1,70 +1,54 @@
 //! Error types.
 
-use alloc::alloc::Layout;
 use core::fmt;
 
-/// A reservation failed: the capacity would overflow the limit ([`MAX_LEN`](crate::MAX_LEN)
-/// bytes), or the allocator returned an error.
+/// A reservation failed: the capacity would exceed [`MAX_LEN`](crate::MAX_LEN) bytes, or the
+/// allocator refused the request. A unit struct, as in `lean_string`, so `Err(ReserveError)`
+/// can be written and compared.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct ReserveError {
-    kind: ReserveErrorKind,
-}
+pub struct ReserveError;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-enum ReserveErrorKind {
-    CapacityOverflow,
-    Alloc(Layout),
-}
+/// The panic message of an infallible method whose reservation failed (`lean_string`'s).
+pub(crate) const RESERVE_PANIC: &str = "Cannot allocate memory to hold LeanString";
 
 impl ReserveError {
-    pub(crate) fn capacity_overflow() -> Self {
-        Self {
-            kind: ReserveErrorKind::CapacityOverflow,
-        }
-    }
-
-    pub(crate) fn alloc(layout: Layout) -> Self {
-        Self {
-            kind: ReserveErrorKind::Alloc(layout),
-        }
-    }
-
-    /// Turns the error into the panic (or allocation-error handler) that the infallible
-    /// method of the same name promises, as `String` does.
+    /// Turns the error into the panic that the infallible method of the same name promises.
+    /// It unwinds (it is not the allocation-error handler), so it can be caught.
     #[cold]
+    #[inline(never)]
     #[track_caller]
     pub(crate) fn raise(self) -> ! {
-        match self.kind {
-            ReserveErrorKind::CapacityOverflow => panic!("capacity overflow"),
-            ReserveErrorKind::Alloc(layout) => alloc::alloc::handle_alloc_error(layout),
-        }
+        // A literal, so the payload is a `&'static str` and nothing is formatted.
+        panic!("Cannot allocate memory to hold LeanString")
     }
 }
 
 impl fmt::Display for ReserveError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.kind {
-            ReserveErrorKind::CapacityOverflow => {
-                f.write_str("memory reservation failed: capacity overflow")
-            }
-            ReserveErrorKind::Alloc(layout) => write!(
-                f,
-                "memory reservation failed: the allocator refused {} bytes",
-                layout.size()
-            ),
-        }
+        f.write_str(RESERVE_PANIC)
     }
 }
 
 impl core::error::Error for ReserveError {}
 
-/// A UTF-16 buffer held an unpaired surrogate.
+/// A UTF-16 input held an unpaired surrogate, or (for the byte forms) an odd number of bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct FromUtf16Error(pub(crate) ());
+pub struct FromUtf16Error {
+    pub(crate) kind: Utf16ErrorKind,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum Utf16ErrorKind {
+    LoneSurrogate,
+    OddBytes,
+}
 
 impl fmt::Display for FromUtf16Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("invalid utf-16: lone surrogate found")
+        f.write_str(match self.kind {
+            Utf16ErrorKind::LoneSurrogate => "invalid utf-16: lone surrogate found",
+            Utf16ErrorKind::OddBytes => "invalid utf-16: odd number of bytes",
+        })
     }
 }
 

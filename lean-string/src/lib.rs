@@ -1,20 +1,29 @@
 #![doc = include_str!("../README.md")]
+#![cfg_attr(not(test), no_std)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 extern crate alloc;
+#[cfg(feature = "std")]
+extern crate std;
 
 mod c_string;
+mod case;
+mod convert;
+mod drain;
 mod edit;
 mod error;
+mod features;
+mod float;
 mod lean_str;
+mod num;
 mod repr;
 mod string;
 mod sync;
 mod traits;
-
-#[cfg(feature = "serde")]
-mod serde;
+mod utf16;
 
 pub use c_string::LeanCString;
+pub use drain::Drain;
 pub use error::{
     CStringError, FromUtf16Error, InteriorNulError, ReserveError, ToLeanStrError, ToLeanStringError,
 };
@@ -28,7 +37,28 @@ pub use repr::{
     STATIC_TAG,
 };
 pub use string::{LeanString, LeanStringWith, WideLeanString};
+#[doc(hidden)]
+pub use traits::__format_lean;
 pub use traits::{ToLeanStr, ToLeanString};
+
+/// Creates a [`LeanString`] with `format!` syntax. A plain literal (no arguments) becomes a
+/// static string in O(1); otherwise the text is written straight into the new string.
+///
+/// ```
+/// use lean_string::format_lean;
+/// let s = format_lean!("{}-{}", 7, "seven");
+/// assert_eq!(s, "7-seven");
+/// assert!(format_lean!("a literal longer than sixteen bytes").as_static_str().is_some());
+/// ```
+///
+/// # Panics
+/// If allocation fails or a `Display` implementation returns an error.
+#[macro_export]
+macro_rules! format_lean {
+    ($($arg:tt)*) => {
+        $crate::__format_lean(::core::format_args!($($arg)*))
+    };
+}
 
 #[cfg(test)]
 mod tests;

@@ -1,17 +1,16 @@
 //! `LeanString`: the public, safe API over `repr::Repr`.
 
-use alloc::borrow::Cow;
-use alloc::boxed::Box;
 use alloc::string::String;
-use core::fmt;
-use core::ops::{Add, AddAssign, Deref};
+use core::ops::{Deref, DerefMut, RangeBounds};
 use core::str::FromStr;
 
 use crate::LeanStr;
-use crate::edit::{self, assert_index, ok};
+use crate::case::{self, Case};
+use crate::edit::{self, assert_boundary, ok, slice_range};
 use crate::error::{FromUtf16Error, ReserveError};
 use crate::repr::heap::{Compact, HeaderPolicy, Wide};
-use crate::repr::{Kind, Mutable, Repr, Shared, StrRepr};
+use crate::repr::{self, Kind, Mutable, Repr, Shared, StrRepr};
+use crate::utf16::{self, Order};
 
 /// A 16-byte (8 on 32-bit), clone-on-write, small-string-optimized string with the 8-byte
 /// heap header. See the [crate documentation](crate) for the layout.
@@ -39,12 +38,19 @@ static_assertions::assert_impl_all!(LeanString: Send, Sync, Unpin);
 impl<L: HeaderPolicy> LeanStringWith<L> {
     /// An empty string; no allocation.
     #[inline]
+    #[must_use]
     pub const fn new() -> Self {
         Self { repr: Repr::new() }
     }
 
-    /// Wraps a `&'static str` in O(1) without allocating or copying.
+    /// Wraps a `&'static str` in O(1) without allocating: inline if it fits, otherwise the
+    /// static form, which points at `text`.
+    ///
+    /// # Panics
+    /// If `text` is longer than [`MAX_WORD_LEN`](crate::MAX_WORD_LEN) (only possible on
+    /// 32-bit targets), with the message "text is too long".
     #[inline]
+    #[must_use]
     pub const fn from_static_str(text: &'static str) -> Self {
         Self {
             repr: Repr::from_static(text),
@@ -56,6 +62,8 @@ impl<L: HeaderPolicy> LeanStringWith<L> {
     /// # Panics
     /// If the capacity exceeds [`MAX_LEN`](crate::MAX_LEN) or the allocation fails.
     #[inline]
+    #[must_use]
+    #[track_caller]
     pub fn with_capacity(capacity: usize) -> Self {
         ok(Self::try_with_capacity(capacity))
     }
@@ -63,23 +71,35 @@ impl<L: HeaderPolicy> LeanStringWith<L> {
     /// Fallible [`with_capacity`](Self::with_capacity).
     #[inline]
     pub fn try_with_capacity(capacity: usize) -> Result<Self, ReserveError> {
-        Repr::with_capacity(capacity).map(|repr| Self { repr })
+        Repr::with_capacity(capacity).map(Self::from_repr)
     }
 
     /// Copies `buf` if it is valid UTF-8.
+    #[inline]
     pub fn from_utf8(buf: &[u8]) -> Result<Self, core::str::Utf8Error> {
         Ok(Self::from(core::str::from_utf8(buf)?))
     }
 
-    /// Copies `buf`, replacing invalid UTF-8 sequences with U+FFFD.
+    /// Copies `buf`, replacing each invalid UTF-8 sequence with U+FFFD, into a string with
+    /// room for `buf.len()` bytes.
+    #[must_use]
     pub fn from_utf8_lossy(buf: &[u8]) -> Self {
-        Self::from(String::from_utf8_lossy(buf))
+        let mut s = Self::with_capacity(buf.len());
+        for chunk in buf.utf8_chunks() {
+            s.push_str(chunk.valid());
+            if !chunk.invalid().is_empty() {
+                s.push(char::REPLACEMENT_CHARACTER);
+            }
+        }
+        s
     }
 
     /// Copies `buf` without checking it.
     ///
     /// # Safety
     /// `buf` must be valid UTF-8.
+    #[inline]
+    #[must_use]
     pub unsafe fn from_utf8_unchecked(buf: &[u8]) -> Self {
         // SAFETY: caller's contract.
         Self::from(unsafe { core::str::from_utf8_unchecked(buf) })
@@ -87,30 +107,59 @@ impl<L: HeaderPolicy> LeanStringWith<L> {
 
     /// Decodes UTF-16; an unpaired surrogate is an error.
     pub fn from_utf16(buf: &[u16]) -> Result<Self, FromUtf16Error> {
-        let mut s = Self::with_capacity(buf.len());
-        for c in char::decode_utf16(buf.iter().copied()) {
-            s.push(c.map_err(|_| FromUtf16Error(()))?);
-        }
-        Ok(s)
+        utf16::decode(buf.iter().copied(), buf.len(), false)
     }
 
     /// Decodes UTF-16, replacing unpaired surrogates with U+FFFD.
+    #[must_use]
     pub fn from_utf16_lossy(buf: &[u16]) -> Self {
-        let mut s = Self::with_capacity(buf.len());
-        for c in char::decode_utf16(buf.iter().copied()) {
-            s.push(c.unwrap_or(char::REPLACEMENT_CHARACTER));
+        match utf16::decode(buf.iter().copied(), buf.len(), true) {
+            Ok(s) => s,
+            Err(_) => unreachable!("lossy decoding has no errors"),
         }
-        s
+    }
+
+    /// Decodes little-endian UTF-16 bytes; an unpaired surrogate or an odd length is an
+    /// error.
+    pub fn from_utf16le(buf: &[u8]) -> Result<Self, FromUtf16Error> {
+        utf16::decode_bytes(buf, Order::Le, false)
+    }
+
+    /// Decodes little-endian UTF-16 bytes, replacing unpaired surrogates (and a trailing odd
+    /// byte) with U+FFFD.
+    #[must_use]
+    pub fn from_utf16le_lossy(buf: &[u8]) -> Self {
+        match utf16::decode_bytes(buf, Order::Le, true) {
+            Ok(s) => s,
+            Err(_) => unreachable!("lossy decoding has no errors"),
+        }
+    }
+
+    /// Decodes big-endian UTF-16 bytes; an unpaired surrogate or an odd length is an error.
+    pub fn from_utf16be(buf: &[u8]) -> Result<Self, FromUtf16Error> {
+        utf16::decode_bytes(buf, Order::Be, false)
+    }
+
+    /// Decodes big-endian UTF-16 bytes, replacing unpaired surrogates (and a trailing odd
+    /// byte) with U+FFFD.
+    #[must_use]
+    pub fn from_utf16be_lossy(buf: &[u8]) -> Self {
+        match utf16::decode_bytes(buf, Order::Be, true) {
+            Ok(s) => s,
+            Err(_) => unreachable!("lossy decoding has no errors"),
+        }
     }
 
     /// Length in bytes.
     #[inline]
+    #[must_use]
     pub const fn len(&self) -> usize {
         self.repr.len()
     }
 
     /// `true` if the length is zero.
     #[inline]
+    #[must_use]
     pub const fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -118,30 +167,53 @@ impl<L: HeaderPolicy> LeanStringWith<L> {
     /// Bytes the string can hold without reallocating: the inline capacity, the heap
     /// buffer's capacity, or the length of a static string.
     #[inline]
+    #[must_use]
     pub fn capacity(&self) -> usize {
         self.repr.capacity()
     }
 
     /// The contents.
     #[inline]
+    #[must_use]
     pub const fn as_str(&self) -> &str {
         self.repr.as_str()
     }
 
     /// The contents as bytes.
     #[inline]
+    #[must_use]
     pub const fn as_bytes(&self) -> &[u8] {
         self.repr.as_bytes()
     }
 
-    /// The `&'static str` this string wraps, if it was made by `from_static_str`.
+    /// The contents, writable. A shared or static string is copied first (into inline
+    /// storage if it fits), so no other string sees the change.
+    ///
+    /// # Panics
+    /// If that copy cannot be allocated.
     #[inline]
+    #[track_caller]
+    pub fn as_mut_str(&mut self) -> &mut str {
+        ok(self.repr.as_mut_str())
+    }
+
+    /// Fallible [`as_mut_str`](Self::as_mut_str).
+    #[inline]
+    pub fn try_as_mut_str(&mut self) -> Result<&mut str, ReserveError> {
+        self.repr.as_mut_str()
+    }
+
+    /// The `&'static str` this string wraps, if it was made by `from_static_str` and is too
+    /// long to be inline.
+    #[inline]
+    #[must_use]
     pub const fn as_static_str(&self) -> Option<&'static str> {
         self.repr.as_static_str()
     }
 
     /// `true` if the contents live in a heap buffer (possibly shared).
     #[inline]
+    #[must_use]
     pub fn is_heap_allocated(&self) -> bool {
         self.repr.kind() == Kind::Heap
     }
@@ -149,16 +221,18 @@ impl<L: HeaderPolicy> LeanStringWith<L> {
     /// `true` if the heap buffer uses the wide 16-byte header (capacity `>= u32::MAX`, or
     /// the [`WideLeanString`] policy).
     #[inline]
+    #[must_use]
     pub fn uses_wide_header(&self) -> bool {
         self.repr.is_wide()
     }
 
-    /// Ensures room for `additional` more bytes; unshares a shared or static string.
-    /// `reserve(0)` does nothing.
+    /// Ensures room for `additional` more bytes, growing by at least half the length; a
+    /// shared or static string is copied. `reserve(0)` does nothing.
     ///
     /// # Panics
     /// On capacity overflow or allocation failure.
     #[inline]
+    #[track_caller]
     pub fn reserve(&mut self, additional: usize) {
         ok(self.try_reserve(additional))
     }
@@ -172,7 +246,28 @@ impl<L: HeaderPolicy> LeanStringWith<L> {
         self.repr.make_mut(additional)
     }
 
-    /// Frees unused heap capacity (moving a short string inline).
+    /// Ensures room for exactly `additional` more bytes if there is not enough; a shared or
+    /// static string is copied. `reserve_exact(0)` does nothing.
+    ///
+    /// # Panics
+    /// On capacity overflow or allocation failure.
+    #[inline]
+    #[track_caller]
+    pub fn reserve_exact(&mut self, additional: usize) {
+        ok(self.try_reserve_exact(additional))
+    }
+
+    /// Fallible [`reserve_exact`](Self::reserve_exact); the string is unchanged on error.
+    #[inline]
+    pub fn try_reserve_exact(&mut self, additional: usize) -> Result<(), ReserveError> {
+        if additional == 0 {
+            return Ok(());
+        }
+        self.repr.make_mut_exact(additional)
+    }
+
+    /// Shrinks the heap capacity to the length (moving a short string inline).
+    #[track_caller]
     pub fn shrink_to_fit(&mut self) {
         ok(self.try_shrink_to_fit())
     }
@@ -182,7 +277,9 @@ impl<L: HeaderPolicy> LeanStringWith<L> {
         self.repr.shrink_to(0)
     }
 
-    /// Shrinks the heap capacity to at least `max(len, min_capacity)`.
+    /// Shrinks the heap capacity to `max(len, min_capacity)` if that is smaller; a shared
+    /// buffer is copied into one of exactly that capacity (inline if it fits).
+    #[track_caller]
     pub fn shrink_to(&mut self, min_capacity: usize) {
         ok(self.try_shrink_to(min_capacity))
     }
@@ -194,6 +291,7 @@ impl<L: HeaderPolicy> LeanStringWith<L> {
 
     /// Appends a char.
     #[inline]
+    #[track_caller]
     pub fn push(&mut self, ch: char) {
         ok(self.try_push(ch))
     }
@@ -201,32 +299,59 @@ impl<L: HeaderPolicy> LeanStringWith<L> {
     /// Fallible [`push`](Self::push).
     #[inline]
     pub fn try_push(&mut self, ch: char) -> Result<(), ReserveError> {
-        self.try_push_str(ch.encode_utf8(&mut [0; 4]))
+        self.repr.push_str(ch.encode_utf8(&mut [0; 4]))
     }
 
-    /// Removes and returns the last char.
+    /// Removes and returns the last char. A shared or static string only shortens its own
+    /// length: the buffer stays shared.
+    #[inline]
+    #[track_caller]
     pub fn pop(&mut self) -> Option<char> {
         ok(self.try_pop())
     }
 
-    /// Fallible [`pop`](Self::pop) (popping a shared string copies it).
+    /// Fallible [`pop`](Self::pop) (only a 32-bit string of 2^24 - 1 bytes or more whose
+    /// buffer is shared has to copy).
+    #[inline]
     pub fn try_pop(&mut self) -> Result<Option<char>, ReserveError> {
         edit::try_pop(&mut self.repr)
     }
 
     /// Appends a string slice.
     #[inline]
+    #[track_caller]
     pub fn push_str(&mut self, string: &str) {
         ok(self.try_push_str(string))
     }
 
-    /// Fallible [`push_str`](Self::push_str); the string is unchanged on error.
+    /// Fallible [`push_str`](Self::push_str); the string is unchanged on error, and pushing
+    /// `""` never copies or allocates.
     #[inline]
     pub fn try_push_str(&mut self, string: &str) -> Result<(), ReserveError> {
         if string.is_empty() {
             return Ok(());
         }
         self.repr.push_str(string)
+    }
+
+    /// Appends a copy of the bytes in `src`, a range of the string itself.
+    ///
+    /// # Panics
+    /// If an end of `src` is out of bounds or not a char boundary, if the start is after the
+    /// end, or if allocation fails.
+    #[track_caller]
+    pub fn extend_from_within(&mut self, src: impl RangeBounds<usize>) {
+        ok(self.try_extend_from_within(src))
+    }
+
+    /// Fallible [`extend_from_within`](Self::extend_from_within) (a bad range still
+    /// panics); an empty range changes nothing.
+    #[track_caller]
+    pub fn try_extend_from_within(
+        &mut self,
+        src: impl RangeBounds<usize>,
+    ) -> Result<(), ReserveError> {
+        edit::try_extend_from_within(&mut self.repr, src)
     }
 
     /// Removes and returns the char at byte index `idx`.
@@ -244,13 +369,15 @@ impl<L: HeaderPolicy> LeanStringWith<L> {
         edit::try_remove(&mut self.repr, idx)
     }
 
-    /// Keeps only the chars for which `predicate` returns `true`.
+    /// Keeps only the chars for which `predicate` returns `true`. A shared or static
+    /// string is only copied once a char is rejected.
+    #[track_caller]
     pub fn retain(&mut self, predicate: impl FnMut(char) -> bool) {
         ok(self.try_retain(predicate))
     }
 
-    /// Fallible [`retain`](Self::retain): unsharing is the only fallible step and happens
-    /// before the predicate runs.
+    /// Fallible [`retain`](Self::retain): unsharing is the only fallible step; on error the
+    /// string is unchanged.
     pub fn try_retain(&mut self, predicate: impl FnMut(char) -> bool) -> Result<(), ReserveError> {
         self.repr.retain(predicate)
     }
@@ -282,27 +409,137 @@ impl<L: HeaderPolicy> LeanStringWith<L> {
     /// Fallible [`insert_str`](Self::insert_str); inserting `""` only checks the index.
     #[track_caller]
     pub fn try_insert_str(&mut self, idx: usize, string: &str) -> Result<(), ReserveError> {
-        assert_index(self.as_str(), idx, "insert");
+        assert_boundary(self.as_str(), idx);
         if string.is_empty() {
             return Ok(());
         }
         self.repr.insert_str(idx, string)
     }
 
-    /// The string repeated `n` times.
+    /// Replaces the bytes in `range` with `replace_with`.
+    ///
+    /// # Panics
+    /// If an end of `range` is out of bounds or not a char boundary, if the start is after
+    /// the end, or if allocation fails.
+    #[track_caller]
+    pub fn replace_range(&mut self, range: impl RangeBounds<usize>, replace_with: &str) {
+        ok(self.try_replace_range(range, replace_with))
+    }
+
+    /// Fallible [`replace_range`](Self::replace_range) (a bad range still panics); on error
+    /// the string is unchanged, and replacing nothing with nothing keeps the buffer.
+    #[track_caller]
+    pub fn try_replace_range(
+        &mut self,
+        range: impl RangeBounds<usize>,
+        replace_with: &str,
+    ) -> Result<(), ReserveError> {
+        let r = slice_range(self.as_str(), range);
+        self.repr.replace_range(r.start, r.end, replace_with)
+    }
+
+    /// The string repeated `n` times: `repeat(1)` is a clone (sharing the buffer), an empty
+    /// result costs O(1), and the buffer is filled by doubling copies.
     ///
     /// # Panics
     /// On capacity overflow or allocation failure.
+    #[must_use]
+    #[track_caller]
     pub fn repeat(&self, n: usize) -> Self {
         ok(self.try_repeat(n))
     }
 
     /// Fallible [`repeat`](Self::repeat).
     pub fn try_repeat(&self, n: usize) -> Result<Self, ReserveError> {
-        edit::try_repeat(&self.repr, n).map(Self::from_repr)
+        repr::repeat(&self.repr, n).map(Self::from_repr)
     }
 
-    /// Shortens the string to `new_len` bytes; does nothing if `new_len >= len`.
+    /// The lowercase form, as `str::to_lowercase`; a string that does not change is
+    /// returned as a clone (sharing the buffer, no allocation).
+    ///
+    /// # Panics
+    /// If allocation fails. (There is no `try_` form: a string with `Σ` is converted by
+    /// `str::to_lowercase`, whose allocation failure cannot be reported.)
+    #[must_use = "this returns the lowercase string as a new LeanString, without modifying the original"]
+    #[track_caller]
+    pub fn to_lowercase(&self) -> Self {
+        ok(case::convert(self.as_str(), Case::Lower)).unwrap_or_else(|| self.clone())
+    }
+
+    /// The uppercase form, as `str::to_uppercase`; a string that does not change is
+    /// returned as a clone.
+    ///
+    /// # Panics
+    /// If allocation fails.
+    #[must_use = "this returns the uppercase string as a new LeanString, without modifying the original"]
+    #[track_caller]
+    pub fn to_uppercase(&self) -> Self {
+        ok(case::convert(self.as_str(), Case::Upper)).unwrap_or_else(|| self.clone())
+    }
+
+    /// A copy with ASCII letters lowercased; a clone when nothing changes.
+    #[must_use = "to lowercase the value in-place, use `make_ascii_lowercase()`"]
+    #[track_caller]
+    pub fn to_ascii_lowercase(&self) -> Self {
+        ok(self.try_to_ascii_lowercase())
+    }
+
+    /// Fallible [`to_ascii_lowercase`](Self::to_ascii_lowercase).
+    pub fn try_to_ascii_lowercase(&self) -> Result<Self, ReserveError> {
+        repr::ascii_case(&self.repr, false).map(Self::from_repr)
+    }
+
+    /// A copy with ASCII letters uppercased; a clone when nothing changes.
+    #[must_use = "to uppercase the value in-place, use `make_ascii_uppercase()`"]
+    #[track_caller]
+    pub fn to_ascii_uppercase(&self) -> Self {
+        ok(self.try_to_ascii_uppercase())
+    }
+
+    /// Fallible [`to_ascii_uppercase`](Self::to_ascii_uppercase).
+    pub fn try_to_ascii_uppercase(&self) -> Result<Self, ReserveError> {
+        repr::ascii_case(&self.repr, true).map(Self::from_repr)
+    }
+
+    /// Lowercases ASCII letters in place. A shared or static string is copied and mapped in
+    /// one pass, and is left sharing its buffer when nothing changes.
+    #[track_caller]
+    pub fn make_ascii_lowercase(&mut self) {
+        ok(self.try_make_ascii_lowercase())
+    }
+
+    /// Fallible [`make_ascii_lowercase`](Self::make_ascii_lowercase).
+    pub fn try_make_ascii_lowercase(&mut self) -> Result<(), ReserveError> {
+        self.make_ascii_case(false)
+    }
+
+    /// Uppercases ASCII letters in place (see [`make_ascii_lowercase`](Self::make_ascii_lowercase)).
+    #[track_caller]
+    pub fn make_ascii_uppercase(&mut self) {
+        ok(self.try_make_ascii_uppercase())
+    }
+
+    /// Fallible [`make_ascii_uppercase`](Self::make_ascii_uppercase).
+    pub fn try_make_ascii_uppercase(&mut self) -> Result<(), ReserveError> {
+        self.make_ascii_case(true)
+    }
+
+    fn make_ascii_case(&mut self, upper: bool) -> Result<(), ReserveError> {
+        if !self.repr.is_mutable() {
+            self.repr = repr::ascii_case(&self.repr, upper)?;
+            return Ok(());
+        }
+        let s = self.repr.as_mut_str()?;
+        if upper {
+            s.make_ascii_uppercase();
+        } else {
+            s.make_ascii_lowercase();
+        }
+        Ok(())
+    }
+
+    /// Shortens the string to `new_len` bytes; does nothing if `new_len >= len`. A shared
+    /// or static string only shortens its own length.
     ///
     /// # Panics
     /// If `new_len` is not a char boundary.
@@ -311,7 +548,7 @@ impl<L: HeaderPolicy> LeanStringWith<L> {
         ok(self.try_truncate(new_len))
     }
 
-    /// Fallible [`truncate`](Self::truncate) (truncating a shared string copies it).
+    /// Fallible [`truncate`](Self::truncate) (see [`try_pop`](Self::try_pop)).
     #[track_caller]
     pub fn try_truncate(&mut self, new_len: usize) -> Result<(), ReserveError> {
         edit::try_truncate(&mut self.repr, new_len)
@@ -321,25 +558,56 @@ impl<L: HeaderPolicy> LeanStringWith<L> {
     ///
     /// # Panics
     /// If `at` is past the end or not a char boundary.
+    #[must_use = "use `.truncate()` if you don't need the other half"]
     #[track_caller]
     pub fn split_off(&mut self, at: usize) -> Self {
         ok(self.try_split_off(at))
     }
 
     /// Fallible [`split_off`](Self::split_off); on error `self` is unchanged.
+    #[must_use = "use `.try_truncate()` if you don't need the other half"]
     #[track_caller]
     pub fn try_split_off(&mut self, at: usize) -> Result<Self, ReserveError> {
         edit::try_split_off(&mut self.repr, at).map(Self::from_repr)
     }
 
-    /// Empties the string (a shared or static string becomes an empty inline one; never
-    /// allocates).
+    /// Empties the string without allocating: a static string stays static (and empty), a
+    /// shared one becomes the empty inline string.
+    #[inline]
     pub fn clear(&mut self) {
-        edit::clear(&mut self.repr);
+        self.repr.clear();
+    }
+
+    /// Removes the bytes in `range` and returns them as an iterator of chars. The range is
+    /// removed at once (unlike `String::drain`, which waits for the iterator's drop).
+    ///
+    /// # Panics
+    /// If an end of `range` is out of bounds or not a char boundary, if the start is after
+    /// the end, or if a shared string's copy cannot be allocated.
+    #[track_caller]
+    pub fn drain(&mut self, range: impl RangeBounds<usize>) -> crate::Drain {
+        let r = slice_range(self.as_str(), range);
+        let taken = LeanString::from(&self.as_str()[r.clone()]);
+        ok(self.repr.replace_range(r.start, r.end, ""));
+        crate::Drain::new(taken)
+    }
+
+    /// The contents as a `Vec<u8>` (a copy: the heap header sits in front of the data).
+    #[must_use]
+    pub fn into_bytes(self) -> alloc::vec::Vec<u8> {
+        self.as_bytes().to_vec()
+    }
+
+    /// The contents as a `String` (a copy, see [`into_bytes`](Self::into_bytes)).
+    #[must_use]
+    pub fn into_string(self) -> String {
+        String::from(self.as_str())
     }
 
     /// Converts into a [`LeanStr`]: inline and static strings move without copying, a heap
-    /// string is copied into an exact-size buffer.
+    /// string is copied into an exact-size buffer (inline if it fits).
+    #[must_use]
+    #[track_caller]
     pub fn into_lean_str(self) -> LeanStr {
         ok(self.try_into_lean_str())
     }
@@ -351,6 +619,16 @@ impl<L: HeaderPolicy> LeanStringWith<L> {
 
     pub(crate) fn from_repr(repr: Repr<L>) -> Self {
         Self { repr }
+    }
+
+    /// A clone that reports the allocation failure of the saturated (copying) path.
+    pub(crate) fn try_clone(&self) -> Result<Self, ReserveError> {
+        self.repr.try_clone().map(Self::from_repr)
+    }
+
+    #[cfg(feature = "zeroize")]
+    pub(crate) fn storage_for_zeroing(&mut self) -> Option<&mut [core::mem::MaybeUninit<u8>]> {
+        self.repr.storage_for_zeroing()
     }
 
     #[cfg(test)]
@@ -368,9 +646,15 @@ impl<L: HeaderPolicy> Clone for LeanStringWith<L> {
             repr: self.repr.clone_or_raise(),
         }
     }
+
+    #[inline]
+    fn clone_from(&mut self, source: &Self) {
+        *self = source.clone();
+    }
 }
 
 impl<L: HeaderPolicy> Default for LeanStringWith<L> {
+    #[inline]
     fn default() -> Self {
         Self::new()
     }
@@ -384,82 +668,30 @@ impl<L: HeaderPolicy> Deref for LeanStringWith<L> {
     }
 }
 
+impl<L: HeaderPolicy> DerefMut for LeanStringWith<L> {
+    /// [`as_mut_str`](LeanStringWith::as_mut_str): makes the buffer unique first.
+    #[inline]
+    fn deref_mut(&mut self) -> &mut str {
+        self.as_mut_str()
+    }
+}
+
 crate::traits::str_traits!([L: HeaderPolicy] LeanStringWith<L>);
 
 impl<L: HeaderPolicy> From<&str> for LeanStringWith<L> {
     #[inline]
+    #[track_caller]
     fn from(s: &str) -> Self {
         Self {
             repr: Repr::from_str_or_raise(s),
         }
     }
 }
-crate::traits::from_str_impls!([L: HeaderPolicy] LeanStringWith<L>);
-impl From<LeanStr> for LeanString {
-    fn from(s: LeanStr) -> Self {
-        s.into_lean_string()
-    }
-}
-impl From<&LeanStr> for LeanString {
-    fn from(s: &LeanStr) -> Self {
-        Self::from(s.as_str())
-    }
-}
+
 impl<L: HeaderPolicy> FromStr for LeanStringWith<L> {
     type Err = ReserveError;
+    #[inline]
     fn from_str(s: &str) -> Result<Self, ReserveError> {
-        Repr::from_str(s).map(|repr| Self { repr })
-    }
-}
-
-macro_rules! extend_impls {
-    ($($t:ty => |$s:ident, $x:ident| $push:expr;)*) => {$(
-        impl<'a, L: HeaderPolicy> Extend<$t> for LeanStringWith<L> {
-            fn extend<I: IntoIterator<Item = $t>>(&mut self, iter: I) {
-                let iter = iter.into_iter();
-                self.reserve(iter.size_hint().0);
-                for $x in iter {
-                    let $s = &mut *self;
-                    $push;
-                }
-            }
-        }
-        impl<'a, L: HeaderPolicy> FromIterator<$t> for LeanStringWith<L> {
-            fn from_iter<I: IntoIterator<Item = $t>>(iter: I) -> Self {
-                let mut s = Self::new();
-                s.extend(iter);
-                s
-            }
-        }
-    )*};
-}
-extend_impls! {
-    char => |s, c| s.push(c);
-    &'a char => |s, c| s.push(*c);
-    &'a str => |s, x| s.push_str(x);
-    String => |s, x| s.push_str(&x);
-    Box<str> => |s, x| s.push_str(&x);
-    Cow<'a, str> => |s, x| s.push_str(&x);
-    LeanStringWith<L> => |s, x| s.push_str(&x);
-    LeanStr => |s, x| s.push_str(&x);
-}
-
-impl<L: HeaderPolicy> fmt::Write for LeanStringWith<L> {
-    fn write_str(&mut self, s: &str) -> fmt::Result {
-        self.try_push_str(s).map_err(|_| fmt::Error)
-    }
-}
-
-impl<L: HeaderPolicy> Add<&str> for LeanStringWith<L> {
-    type Output = Self;
-    fn add(mut self, rhs: &str) -> Self {
-        self.push_str(rhs);
-        self
-    }
-}
-
-impl<L: HeaderPolicy> AddAssign<&str> for LeanStringWith<L> {
-    fn add_assign(&mut self, rhs: &str) {
-        self.push_str(rhs);
+        Repr::from_str(s).map(Self::from_repr)
     }
 }

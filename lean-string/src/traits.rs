@@ -1,10 +1,16 @@
 //! Trait implementations shared by the string types, and the `ToLeanString`/`ToLeanStr`
 //! conversion traits.
 
+use alloc::string::String;
 use core::fmt;
+use core::num::NonZero;
 
-use crate::error::{ToLeanStrError, ToLeanStringError};
-use crate::{LeanStr, LeanString};
+use crate::error::{ReserveError, ToLeanStrError, ToLeanStringError};
+use crate::float;
+use crate::num::Integer;
+use crate::repr::downcast_ref;
+use crate::repr::heap::HeaderPolicy;
+use crate::{LeanStr, LeanString, LeanStringWith};
 
 /// The read-only std traits, all defined by the `str` contents (so `Eq`, `Ord` and `Hash`
 /// agree with `str`'s and `Borrow<str>` is sound for maps). `#[inline]` so that the
@@ -33,12 +39,14 @@ macro_rules! str_traits {
                 self.as_bytes()
             }
         }
+        #[cfg(feature = "std")]
         impl<$($g)*> AsRef<std::ffi::OsStr> for $t {
             #[inline]
             fn as_ref(&self) -> &std::ffi::OsStr {
                 self.as_str().as_ref()
             }
         }
+        #[cfg(feature = "std")]
         impl<$($g)*> AsRef<std::path::Path> for $t {
             #[inline]
             fn as_ref(&self) -> &std::path::Path {
@@ -128,77 +136,33 @@ macro_rules! str_traits {
 }
 pub(crate) use str_traits;
 
-/// The `From` conversions that copy through `From<&str>`, a clone from a reference, and
-/// the conversions back into `String` (`LeanString` and `LeanStr`).
-macro_rules! from_str_impls {
-    ([$($g:tt)*] $t:ty) => {
-        impl<$($g)*> From<&mut str> for $t {
-            fn from(s: &mut str) -> Self {
-                Self::from(&*s)
-            }
-        }
-        impl<$($g)*> From<char> for $t {
-            fn from(c: char) -> Self {
-                Self::from(&*c.encode_utf8(&mut [0; 4]))
-            }
-        }
-        impl<$($g)*> From<alloc::string::String> for $t {
-            fn from(s: alloc::string::String) -> Self {
-                Self::from(s.as_str())
-            }
-        }
-        impl<$($g)*> From<&alloc::string::String> for $t {
-            fn from(s: &alloc::string::String) -> Self {
-                Self::from(s.as_str())
-            }
-        }
-        impl<$($g)*> From<alloc::boxed::Box<str>> for $t {
-            fn from(s: alloc::boxed::Box<str>) -> Self {
-                Self::from(&*s)
-            }
-        }
-        impl<$($g)*> From<alloc::borrow::Cow<'_, str>> for $t {
-            fn from(s: alloc::borrow::Cow<'_, str>) -> Self {
-                Self::from(&*s)
-            }
-        }
-        impl<$($g)*> From<&$t> for $t {
-            fn from(s: &$t) -> Self {
-                s.clone()
-            }
-        }
-        impl<$($g)*> From<$t> for alloc::string::String {
-            fn from(s: $t) -> Self {
-                alloc::string::String::from(s.as_str())
-            }
-        }
-        impl<$($g)*> From<&$t> for alloc::string::String {
-            fn from(s: &$t) -> Self {
-                alloc::string::String::from(s.as_str())
-            }
-        }
-    };
-}
-pub(crate) use from_str_impls;
-
-impl PartialEq<LeanStr> for LeanString {
+impl<L: HeaderPolicy> PartialEq<LeanStr> for LeanStringWith<L> {
+    #[inline]
     fn eq(&self, other: &LeanStr) -> bool {
         self.as_str() == other.as_str()
     }
 }
-impl PartialEq<LeanString> for LeanStr {
-    fn eq(&self, other: &LeanString) -> bool {
+impl<L: HeaderPolicy> PartialEq<LeanStringWith<L>> for LeanStr {
+    #[inline]
+    fn eq(&self, other: &LeanStringWith<L>) -> bool {
         self.as_str() == other.as_str()
     }
 }
 
-/// Writes `Display` output into a string, keeping allocation failure an error.
-fn format<E: From<crate::ReserveError> + From<fmt::Error>>(
-    value: &(impl fmt::Display + ?Sized),
+/// Writes `Display` output into a string. An allocation failure is reported as such even
+/// when the `Display` implementation swallows the write error and returns `Ok`.
+fn format<E: From<ReserveError> + From<fmt::Error>>(
+    args: fmt::Arguments<'_>,
 ) -> Result<LeanString, E> {
-    struct W(LeanString, Option<crate::ReserveError>);
+    if let Some(s) = args.as_str() {
+        return Ok(LeanString::from_static_str(s));
+    }
+    struct W(LeanString, Option<ReserveError>);
     impl fmt::Write for W {
         fn write_str(&mut self, s: &str) -> fmt::Result {
+            if self.1.is_some() {
+                return Err(fmt::Error);
+            }
             self.0.try_push_str(s).map_err(|e| {
                 self.1 = Some(e);
                 fmt::Error
@@ -206,21 +170,89 @@ fn format<E: From<crate::ReserveError> + From<fmt::Error>>(
         }
     }
     let mut w = W(LeanString::new(), None);
-    match fmt::write(&mut w, format_args!("{value}")) {
-        Ok(()) => Ok(w.0),
-        Err(e) => Err(match w.1 {
-            Some(r) => r.into(),
-            None => e.into(),
-        }),
+    let r = fmt::write(&mut w, args);
+    match (w.1, r) {
+        (Some(e), _) => Err(e.into()),
+        (None, Err(e)) => Err(e.into()),
+        (None, Ok(())) => Ok(w.0),
     }
 }
 
-/// Converts a value to a [`LeanString`], like `ToString`.
+/// `format_lean!`'s body: a literal becomes a static string; otherwise the text is written
+/// into a new string.
+///
+/// # Panics
+/// If allocation fails or a `Display` implementation returns an error.
+#[doc(hidden)]
+#[track_caller]
+pub fn __format_lean(args: fmt::Arguments<'_>) -> LeanString {
+    match format::<ToLeanStringError>(args) {
+        Ok(s) => s,
+        Err(ToLeanStringError::Reserve(e)) => e.raise(),
+        Err(ToLeanStringError::Fmt(_)) => {
+            panic!("a Display implementation returned an error unexpectedly")
+        }
+    }
+}
+
+/// The value as a string without the formatting machinery, for the types that have such a
+/// path: integers (and `NonZero` ones), floats, `bool`, `char`, `String`, and our strings
+/// (a clone). `None` for every other type. The type tests fold to constants, so each
+/// instantiation keeps only its own branch.
+#[inline(always)]
+fn fast<T: ?Sized>(v: &T) -> Option<Result<LeanString, ReserveError>> {
+    macro_rules! try_types {
+        ($($t:ty => |$x:ident| $make:expr;)*) => {$(
+            if let Some($x) = downcast_ref::<T, $t>(v) {
+                return Some($make);
+            }
+        )*};
+    }
+    try_types! {
+        u8 => |n| n.digits().as_str().parse();
+        u16 => |n| n.digits().as_str().parse();
+        u32 => |n| n.digits().as_str().parse();
+        u64 => |n| n.digits().as_str().parse();
+        u128 => |n| n.digits().as_str().parse();
+        usize => |n| n.digits().as_str().parse();
+        i8 => |n| n.digits().as_str().parse();
+        i16 => |n| n.digits().as_str().parse();
+        i32 => |n| n.digits().as_str().parse();
+        i64 => |n| n.digits().as_str().parse();
+        i128 => |n| n.digits().as_str().parse();
+        isize => |n| n.digits().as_str().parse();
+        NonZero<u8> => |n| n.get().digits().as_str().parse();
+        NonZero<u16> => |n| n.get().digits().as_str().parse();
+        NonZero<u32> => |n| n.get().digits().as_str().parse();
+        NonZero<u64> => |n| n.get().digits().as_str().parse();
+        NonZero<u128> => |n| n.get().digits().as_str().parse();
+        NonZero<usize> => |n| n.get().digits().as_str().parse();
+        NonZero<i8> => |n| n.get().digits().as_str().parse();
+        NonZero<i16> => |n| n.get().digits().as_str().parse();
+        NonZero<i32> => |n| n.get().digits().as_str().parse();
+        NonZero<i64> => |n| n.get().digits().as_str().parse();
+        NonZero<i128> => |n| n.get().digits().as_str().parse();
+        NonZero<isize> => |n| n.get().digits().as_str().parse();
+        f32 => |f| float::text(*f).as_str().parse();
+        f64 => |f| float::text(*f).as_str().parse();
+        bool => |b| Ok(LeanString::from_static_str(if *b { "true" } else { "false" }));
+        char => |c| Ok(LeanString::from(*c));
+        String => |s| s.parse();
+        LeanString => |s| s.try_clone();
+        LeanStr => |s| s.clone().try_into_lean_string();
+    }
+    None
+}
+
+/// Converts a value to a [`LeanString`], like `ToString`. Integers, floats, `bool`, `char`
+/// and `String` are converted without the formatting machinery; a `LeanString` is cloned
+/// (sharing its buffer); floats are written as `lean_string` writes them (`1.0`, `1e+16`).
 pub trait ToLeanString {
     /// Converts to a `LeanString`.
     ///
     /// # Panics
     /// If allocation fails or the value's `Display` implementation returns an error.
+    #[track_caller]
     fn to_lean_string(&self) -> LeanString {
         match self.try_to_lean_string() {
             Ok(s) => s,
@@ -236,23 +268,30 @@ pub trait ToLeanString {
 }
 
 impl ToLeanString for str {
+    #[inline]
     fn try_to_lean_string(&self) -> Result<LeanString, ToLeanStringError> {
         Ok(self.parse::<LeanString>()?)
     }
 }
 
 impl<T: fmt::Display> ToLeanString for T {
+    #[inline]
     fn try_to_lean_string(&self) -> Result<LeanString, ToLeanStringError> {
-        format(self)
+        match fast(self) {
+            Some(r) => Ok(r?),
+            None => format(format_args!("{self}")),
+        }
     }
 }
 
-/// Converts a value to a [`LeanStr`], like `ToString`.
+/// Converts a value to a [`LeanStr`], like `ToString`, with the same fast paths as
+/// [`ToLeanString`] (a `LeanStr` is cloned).
 pub trait ToLeanStr {
     /// Converts to a `LeanStr`.
     ///
     /// # Panics
     /// If allocation fails or the value's `Display` implementation returns an error.
+    #[track_caller]
     fn to_lean_str(&self) -> LeanStr {
         match self.try_to_lean_str() {
             Ok(s) => s,
@@ -268,14 +307,25 @@ pub trait ToLeanStr {
 }
 
 impl ToLeanStr for str {
+    #[inline]
     fn try_to_lean_str(&self) -> Result<LeanStr, ToLeanStrError> {
         Ok(self.parse::<LeanStr>()?)
     }
 }
 
 impl<T: fmt::Display> ToLeanStr for T {
+    #[inline]
     fn try_to_lean_str(&self) -> Result<LeanStr, ToLeanStrError> {
-        let s: LeanString = format::<ToLeanStrError>(self)?;
+        if let Some(s) = downcast_ref::<T, LeanStr>(self) {
+            return Ok(s.clone());
+        }
+        if let Some(s) = downcast_ref::<T, String>(self) {
+            return Ok(s.parse()?);
+        }
+        let s: LeanString = match fast(self) {
+            Some(r) => r?,
+            None => format::<ToLeanStrError>(format_args!("{self}"))?,
+        };
         Ok(s.try_into_lean_str()?)
     }
 }

@@ -24,13 +24,15 @@ impl Checked for i32 {
 }
 
 static FAIL: AtomicBool = AtomicBool::new(false);
+/// Fail only the next allocation (the panic machinery's own allocation then succeeds).
+static FAIL_ONCE: AtomicBool = AtomicBool::new(false);
 
 struct Failing;
 
 // SAFETY: forwards to `System`, or returns null (a valid "allocation failed" answer).
 unsafe impl GlobalAlloc for Failing {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        if FAIL.load(Ordering::Relaxed) {
+        if FAIL.load(Ordering::Relaxed) || FAIL_ONCE.swap(false, Ordering::Relaxed) {
             return std::ptr::null_mut();
         }
         // SAFETY: caller's contract, forwarded.
@@ -41,7 +43,7 @@ unsafe impl GlobalAlloc for Failing {
         unsafe { System.dealloc(ptr, layout) }
     }
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        if FAIL.load(Ordering::Relaxed) {
+        if FAIL.load(Ordering::Relaxed) || FAIL_ONCE.swap(false, Ordering::Relaxed) {
             return std::ptr::null_mut();
         }
         // SAFETY: caller's contract, forwarded.
@@ -120,17 +122,24 @@ fn main() {
     check("try_insert_str", LeanString::from(FULL), |s| {
         s.try_insert_str(3, "abc").is_err()
     });
-    let (a, b) = shared();
-    check("try_pop (shared)", b, |s| s.try_pop().is_err());
+    // Shortening a shared or static LeanString rewrites its own length: nothing to allocate.
+    let (a, mut b) = shared();
+    assert_eq!(failing(|| b.try_pop()), Ok(Some('t')));
+    assert_eq!(failing(|| b.try_truncate(LONG.len() - 5)), Ok(()));
+    assert_eq!(b.as_ptr(), a.as_ptr(), "still sharing");
+    let mut st = LeanString::from_static_str(LONG);
+    assert_eq!(failing(|| st.try_truncate(3)), Ok(()));
+    assert!(st.as_static_str().is_some());
+    println!("ok: try_pop / try_truncate (shared, static) allocate nothing");
     let (a2, b) = shared();
     check("try_remove (shared)", b, |s| s.try_remove(0).is_err());
     let (a3, b) = shared();
     check("try_retain (shared)", b, |s| {
         s.try_retain(|c| c != 'a').is_err()
     });
-    let (a4, b) = shared();
-    check("try_truncate (shared)", b, |s| {
-        s.try_truncate(LONG.len() - 2).is_err()
+    let a4 = spare();
+    check("try_shrink_to (shared)", a4.clone(), |s| {
+        s.try_shrink_to(0).is_err()
     });
     let (a5, b) = shared();
     check("try_split_off", b, |s| s.try_split_off(4).is_err());
@@ -139,6 +148,34 @@ fn main() {
     });
     let st = LeanString::from_static_str(LONG);
     check("try_push on static", st, |s| s.try_push('x').is_err());
+    // The 0.8 additions.
+    check("try_reserve_exact", LeanString::from("abc"), |s| {
+        s.try_reserve_exact(100).is_err()
+    });
+    check("try_extend_from_within", LeanString::from(FULL), |s| {
+        s.try_extend_from_within(..).is_err()
+    });
+    check("try_extend_from_within (shared)", a5.clone(), |s| {
+        s.try_extend_from_within(..2).is_err()
+    });
+    check("try_replace_range (shared)", a5.clone(), |s| {
+        s.try_replace_range(1..3, "").is_err()
+    });
+    let long_x = "x".repeat(300);
+    check("try_replace_range (grows)", spare(), |s| {
+        s.try_replace_range(1..3, &long_x).is_err()
+    });
+    check("try_make_ascii_uppercase (shared)", a5.clone(), |s| {
+        s.try_make_ascii_uppercase().is_err()
+    });
+    check("try_as_mut_str (shared)", a5.clone(), |s| {
+        s.try_as_mut_str().is_err()
+    });
+    assert!(failing(|| a5.try_to_ascii_uppercase()).is_err());
+    let frozen = LeanStr::from(LONG);
+    assert!(failing(|| frozen.try_to_ascii_uppercase()).is_err());
+    assert!(failing(|| frozen.try_repeat(2)).is_err());
+    println!("ok: the 0.8 try_* methods");
     for x in [&a, &a2, &a3, &a4, &a5] {
         assert_eq!(x.as_str(), LONG, "a clone sharing the buffer changed");
     }
@@ -216,5 +253,20 @@ fn main() {
     println!("ok: LeanCString::try_with_capacity");
     assert!(failing(|| c_long.try_repeat(2)).is_err());
     println!("ok: LeanCString::try_repeat");
+    // An infallible method whose allocation fails panics (it does not abort), with
+    // `lean_string`'s message.
+    let caught = std::panic::catch_unwind(|| {
+        let mut s = LeanString::from("abc");
+        FAIL_ONCE.store(true, Ordering::Relaxed);
+        s.reserve(100);
+    });
+    FAIL_ONCE.store(false, Ordering::Relaxed);
+    let payload = caught.expect_err("reserve must panic");
+    let msg = payload.downcast_ref::<&str>().copied().unwrap_or("");
+    assert!(
+        msg.starts_with("Cannot allocate memory to hold LeanString"),
+        "{msg}"
+    );
+    println!("ok: an infallible method panics, catchably");
     println!("all try_* methods returned errors and left their strings unchanged");
 }

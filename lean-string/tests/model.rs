@@ -47,6 +47,16 @@ enum Op {
     Clone,
     DropClone(usize),
     Static(usize),
+    // The lean_string 0.8 and compact_str additions.
+    ReserveExact(usize),
+    ExtendFromWithin(usize, usize),
+    ReplaceRange(usize, usize, String),
+    AsciiCase(bool),
+    ToAsciiCase(bool),
+    ToCase(bool),
+    Drain(usize, usize),
+    MutStr,
+    RetainPanics(u32, usize),
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -76,11 +86,39 @@ fn op() -> impl Strategy<Value = Op> {
         3 => Just(Op::Clone),
         1 => any::<usize>().prop_map(Op::DropClone),
         1 => (0usize..STATICS.len()).prop_map(Op::Static),
+        1 => (0usize..40).prop_map(Op::ReserveExact),
+        2 => (any::<usize>(), any::<usize>()).prop_map(|(a, b)| Op::ExtendFromWithin(a, b)),
+        2 => (any::<usize>(), any::<usize>(), text()).prop_map(|(a, b, t)| Op::ReplaceRange(a, b, t)),
+        1 => any::<bool>().prop_map(Op::AsciiCase),
+        1 => any::<bool>().prop_map(Op::ToAsciiCase),
+        1 => any::<bool>().prop_map(Op::ToCase),
+        1 => (any::<usize>(), any::<usize>()).prop_map(|(a, b)| Op::Drain(a, b)),
+        1 => Just(Op::MutStr),
+        1 => (2u32..5, 0usize..6).prop_map(|(k, n)| Op::RetainPanics(k, n)),
     ]
 }
 
 /// Operations per sequence (shorter under Miri, which is ~1000x slower).
 const MAX_OPS: usize = if cfg!(miri) { 12 } else { 40 };
+
+/// Two char boundaries of `s`, in order.
+fn range(s: &str, a: usize, b: usize) -> std::ops::Range<usize> {
+    let (a, b) = (boundary(s, a), boundary(s, b));
+    a.min(b)..a.max(b)
+}
+
+/// Runs `retain` with a predicate that panics on its `n`-th call, catching the panic.
+fn retain_panicking(k: u32, n: usize, retain: impl FnOnce(&mut dyn FnMut(char) -> bool)) {
+    let mut calls = 0;
+    let mut f = |c: char| {
+        calls += 1;
+        if calls > n {
+            panic!("predicate panics");
+        }
+        !(c as u32).is_multiple_of(k)
+    };
+    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| retain(&mut f)));
+}
 
 /// A char boundary of `s` picked by `raw`.
 fn boundary(s: &str, raw: usize) -> usize {
@@ -157,6 +195,67 @@ fn run_string<L: HeaderPolicy>(start: &str, ops: &[Op]) {
             Op::Static(i) => {
                 s = LeanStringWith::<L>::from_static_str(STATICS[i]);
                 m = String::from(STATICS[i]);
+            }
+            Op::ReserveExact(n) => {
+                let before = s.capacity();
+                s.reserve_exact(n);
+                assert!(s.capacity() >= m.len() + n);
+                if s.is_heap_allocated() && before < m.len() + n {
+                    assert_eq!(
+                        s.capacity(),
+                        (m.len() + n).max(lean_string::INLINE_CAPACITY)
+                    );
+                }
+            }
+            Op::ExtendFromWithin(a, b) => {
+                let r = range(&m, a, b);
+                s.extend_from_within(r.clone());
+                m.extend_from_within(r);
+            }
+            Op::ReplaceRange(a, b, t) => {
+                let r = range(&m, a, b);
+                s.replace_range(r.clone(), &t);
+                m.replace_range(r, &t);
+            }
+            Op::AsciiCase(upper) => {
+                if upper {
+                    s.make_ascii_uppercase();
+                    m.make_ascii_uppercase();
+                } else {
+                    s.make_ascii_lowercase();
+                    m.make_ascii_lowercase();
+                }
+            }
+            Op::ToAsciiCase(upper) => {
+                if upper {
+                    s = s.to_ascii_uppercase();
+                    m = m.to_ascii_uppercase();
+                } else {
+                    s = s.to_ascii_lowercase();
+                    m = m.to_ascii_lowercase();
+                }
+            }
+            Op::ToCase(upper) => {
+                if upper {
+                    s = s.to_uppercase();
+                    m = m.to_uppercase();
+                } else {
+                    s = s.to_lowercase();
+                    m = m.to_lowercase();
+                }
+            }
+            Op::Drain(a, b) => {
+                let r = range(&m, a, b);
+                let got: String = s.drain(r.clone()).collect();
+                assert_eq!(got, m.drain(r).collect::<String>());
+            }
+            Op::MutStr => {
+                s.as_mut_str().make_ascii_uppercase();
+                m.make_ascii_uppercase();
+            }
+            Op::RetainPanics(k, n) => {
+                retain_panicking(k, n, |f| s.retain(f));
+                retain_panicking(k, n, |f| m.retain(f));
             }
         }
         assert_eq!(s.as_str(), m.as_str());
@@ -272,6 +371,34 @@ fn run_cstring(start: &str, ops: &[Op]) {
                 s = LeanCString::from_static_c_str(c).unwrap();
                 m = c.to_str().unwrap().to_owned();
             }
+            Op::ReserveExact(n) => {
+                s.reserve_exact(n);
+                assert!(s.capacity() >= m.len() + n);
+            }
+            Op::ExtendFromWithin(a, b) => {
+                let r = range(&m, a, b);
+                s.extend_from_within(r.clone());
+                m.extend_from_within(r);
+            }
+            Op::ToAsciiCase(upper) => {
+                if upper {
+                    s = s.to_ascii_uppercase();
+                    m = m.to_ascii_uppercase();
+                } else {
+                    s = s.to_ascii_lowercase();
+                    m = m.to_ascii_lowercase();
+                }
+            }
+            Op::RetainPanics(k, n) => {
+                retain_panicking(k, n, |f| s.retain(f));
+                retain_panicking(k, n, |f| m.retain(f));
+            }
+            // Not offered by LeanCString.
+            Op::ReplaceRange(..)
+            | Op::AsciiCase(_)
+            | Op::ToCase(_)
+            | Op::Drain(..)
+            | Op::MutStr => {}
         }
         assert_eq!(s.as_str(), m.as_str());
         assert_eq!(s.as_c_str().to_bytes(), m.as_bytes());
@@ -318,8 +445,14 @@ proptest! {
         let ls = c.into_lean_string();
         assert_eq!(ls, joined);
         assert_eq!(ls.into_lean_str(), joined);
+        // Short static strings are inline, as in lean_string; long ones stay static.
         let stat = LeanStr::from_static_str(STATICS[st]);
-        assert_eq!(stat.as_static_str(), Some(STATICS[st]));
-        assert_eq!(stat.into_lean_string().as_static_str(), Some(STATICS[st]), "static moves without copying");
+        let want = (STATICS[st].len() > lean_string::INLINE_CAPACITY).then_some(STATICS[st]);
+        assert_eq!(stat.as_static_str(), want);
+        assert_eq!(stat.into_lean_string().as_static_str(), want, "static moves without copying");
+        let r = LeanStr::from(joined.as_str()).repeat(st);
+        assert_eq!(r, joined.repeat(st));
+        assert_eq!(LeanStr::from(joined.as_str()).to_ascii_uppercase(), joined.to_ascii_uppercase());
+        assert_eq!(LeanStr::from(joined.as_str()).to_lowercase(), joined.to_lowercase());
     }
 }

@@ -9,7 +9,8 @@ use core::slice;
 
 use super::heap;
 use super::inline_cstring;
-use super::shared::{Mutable, Shared, mutable_from_str, mutable_from_str_or_raise};
+use super::mutable::{Mutable, mutable_from_str, mutable_from_str_or_raise};
+use super::shared::Shared;
 use super::{C_INLINE_CAPACITY, HEAP_TAG, Kind, LEN_BITS, MAX_WORD_LEN, STATIC_TAG, Words};
 use crate::error::ReserveError;
 
@@ -116,6 +117,26 @@ unsafe impl Shared for CRepr {
         self.as_str()
     }
 
+    const INLINE_CAP: usize = C_INLINE_CAPACITY;
+
+    #[inline(always)]
+    fn inline(bytes: &[u8]) -> Self {
+        Self {
+            w: inline_cstring(bytes),
+        }
+    }
+
+    unsafe fn heap_with(len: usize, fill: impl FnOnce(*mut u8)) -> Result<Self, ReserveError> {
+        let total = len.checked_add(1).ok_or(ReserveError)?;
+        let data = heap::allocate(total, false)?;
+        fill(data.as_ptr());
+        // SAFETY: the buffer holds `len + 1` bytes: the terminator goes after the data.
+        unsafe { data.as_ptr().wrapping_add(len).write(0) };
+        // SAFETY: a fresh unique buffer of capacity > len.
+        let w = unsafe { Words::heap(data.as_ptr(), len) };
+        Ok(Self { w })
+    }
+
     #[inline]
     fn from_str(s: &str) -> Result<Self, ReserveError> {
         Self::from_str_no_nul(s)
@@ -127,21 +148,13 @@ unsafe impl Shared for CRepr {
 // `inline_cstring`'s 15 bytes at the start of the words, the 16th the tag; `set_len` keeps
 // both encodings and the terminator.
 unsafe impl Mutable for CRepr {
-    const INLINE_CAP: usize = C_INLINE_CAPACITY;
     const TAIL: usize = 1;
-    const MIN_SPILL: usize = 0;
     const FORCE_WIDE: bool = false;
+    const SHORTEN_IN_PLACE: bool = false;
 
     #[inline(always)]
     fn words_mut(&mut self) -> &mut Words {
         &mut self.w
-    }
-
-    #[inline(always)]
-    fn inline(bytes: &[u8]) -> Self {
-        Self {
-            w: inline_cstring(bytes),
-        }
     }
 
     /// A unique heap buffer of `capacity` bytes (NUL included) holding `bytes` and a NUL.

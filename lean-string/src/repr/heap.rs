@@ -111,12 +111,10 @@ fn layout(capacity: usize, wide: bool) -> Result<Layout, ReserveError> {
         COMPACT_HEADER_SIZE
     };
     if capacity > MAX_LEN {
-        return Err(ReserveError::capacity_overflow());
+        return Err(ReserveError);
     }
-    let size = capacity
-        .checked_add(header)
-        .ok_or_else(ReserveError::capacity_overflow)?;
-    Layout::from_size_align(size, ALIGN).map_err(|_| ReserveError::capacity_overflow())
+    let size = capacity.checked_add(header).ok_or(ReserveError)?;
+    Layout::from_size_align(size, ALIGN).map_err(|_| ReserveError)
 }
 
 /// # Safety
@@ -140,7 +138,7 @@ pub(crate) fn allocate(capacity: usize, force_wide: bool) -> Result<NonNull<u8>,
     // SAFETY: the layout's size is at least the header size, so it is non-zero.
     let base = unsafe { alloc(layout) };
     if base.is_null() {
-        return Err(ReserveError::alloc(layout));
+        return Err(ReserveError);
     }
     // SAFETY: `base` is a fresh allocation of `layout`, large enough for the header chosen
     // by the same `wide` flag.
@@ -359,7 +357,7 @@ pub(crate) unsafe fn resize(
     // was checked by `layout`.
     let new_base = unsafe { realloc(base, old_layout, new_layout.size()) };
     if new_base.is_null() {
-        return Err(ReserveError::alloc(new_layout));
+        return Err(ReserveError);
     }
     // The header moved with the data; only the capacity fields change (refcount stays 1).
     if new_wide {
@@ -401,29 +399,33 @@ fn crossing_resize(
 #[inline]
 fn exact_layout(len: usize) -> Result<Layout, ReserveError> {
     if len > MAX_WORD_LEN {
-        return Err(ReserveError::capacity_overflow());
+        return Err(ReserveError);
     }
-    let size = len
-        .checked_add(EXACT_HEADER_SIZE)
-        .ok_or_else(ReserveError::capacity_overflow)?;
-    Layout::from_size_align(size, EXACT_ALIGN).map_err(|_| ReserveError::capacity_overflow())
+    let size = len.checked_add(EXACT_HEADER_SIZE).ok_or(ReserveError)?;
+    Layout::from_size_align(size, EXACT_ALIGN).map_err(|_| ReserveError)
 }
 
 /// Allocates an exact buffer holding a copy of `bytes`, refcount 1; returns the data pointer.
 pub(crate) fn allocate_exact(bytes: &[u8]) -> Result<NonNull<u8>, ReserveError> {
-    let layout = exact_layout(bytes.len())?;
+    let data = allocate_exact_uninit(bytes.len())?;
+    // SAFETY: distinct buffers; `data` has room for `bytes.len()` bytes.
+    unsafe { ptr::copy_nonoverlapping(bytes.as_ptr(), data.as_ptr(), bytes.len()) };
+    Ok(data)
+}
+
+/// Allocates an exact buffer for `len` bytes, refcount 1, data uninitialised; returns the
+/// data pointer. The caller writes all `len` bytes before the buffer is read.
+pub(crate) fn allocate_exact_uninit(len: usize) -> Result<NonNull<u8>, ReserveError> {
+    let layout = exact_layout(len)?;
     // SAFETY: the size is at least the 4-byte header.
     let base = unsafe { alloc(layout) };
     if base.is_null() {
-        return Err(ReserveError::alloc(layout));
+        return Err(ReserveError);
     }
     // SAFETY: fresh allocation, aligned for the refcount.
     unsafe { base.cast::<AtomicU32>().write(AtomicU32::new(1)) };
-    let data = base.wrapping_add(EXACT_HEADER_SIZE);
-    // SAFETY: distinct buffers; `data` has room for `bytes.len()` bytes.
-    unsafe { ptr::copy_nonoverlapping(bytes.as_ptr(), data, bytes.len()) };
-    // SAFETY: `base` is non-null, so is `data`.
-    Ok(unsafe { NonNull::new_unchecked(data) })
+    // SAFETY: `base` is non-null, so is the data pointer `EXACT_HEADER_SIZE` in.
+    Ok(unsafe { NonNull::new_unchecked(base.wrapping_add(EXACT_HEADER_SIZE)) })
 }
 
 /// # Safety

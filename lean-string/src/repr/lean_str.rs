@@ -27,11 +27,14 @@ impl StrRepr {
         Self { w }
     }
 
+    /// Inline when it fits, else the static form (as `LeanString`).
     pub(crate) const fn from_static(s: &'static str) -> Self {
-        assert!(
-            s.len() <= MAX_WORD_LEN,
-            "string too long for LeanStr on this target"
-        );
+        if s.len() <= INLINE_CAPACITY {
+            return Self {
+                w: inline_string(s.as_bytes()),
+            };
+        }
+        assert!(s.len() <= MAX_WORD_LEN, "text is too long");
         Self {
             w: Words::static_str(s.as_bytes()),
         }
@@ -125,6 +128,23 @@ unsafe impl Shared for StrRepr {
     #[inline(always)]
     fn contents(&self) -> &str {
         self.as_str()
+    }
+
+    const INLINE_CAP: usize = INLINE_CAPACITY;
+
+    #[inline(always)]
+    fn inline(bytes: &[u8]) -> Self {
+        Self {
+            w: inline_string(bytes),
+        }
+    }
+
+    unsafe fn heap_with(len: usize, fill: impl FnOnce(*mut u8)) -> Result<Self, ReserveError> {
+        let data = heap::allocate_exact_uninit(len)?;
+        fill(data.as_ptr());
+        Ok(Self {
+            w: Words::pointer(data.as_ptr(), len, HEAP_TAG),
+        })
     }
 
     #[inline]

@@ -5,15 +5,19 @@
 //! Word 1 is read as a little-endian integer (`usize::from_le`), so "the last byte in
 //! memory" is its most significant byte on every target, little- or big-endian.
 
+mod cast;
 mod cstring;
 pub(crate) mod heap;
 mod lean_str;
+mod mutable;
 mod shared;
 mod string;
 
+pub(crate) use cast::downcast_ref;
 pub(crate) use cstring::CRepr;
 pub(crate) use lean_str::StrRepr;
-pub(crate) use shared::{Mutable, Shared};
+pub(crate) use mutable::Mutable;
+pub(crate) use shared::{Shared, ascii_case, repeat};
 pub(crate) use string::Repr;
 
 use core::mem::size_of;
@@ -231,6 +235,21 @@ impl Words {
         }
     }
 
+    /// The same heap or static string shortened to `len` bytes by rewriting word 1 alone:
+    /// the buffer (possibly shared) is not touched, so this is right for a shared buffer too.
+    /// `None` where the new length would have to go into the header (32-bit, `len >=
+    /// LONG_LEN`), which only a unique owner may write.
+    #[inline]
+    fn with_ptr_len(&self, len: usize) -> Option<Self> {
+        let tag = self.last();
+        debug_assert!(tag == HEAP_TAG || tag == STATIC_TAG);
+        debug_assert!(len <= self.ptr_len());
+        if HEADER_LEN && tag == HEAP_TAG && len >= LONG_LEN {
+            return None;
+        }
+        Some(Self::pointer(self.w0, len, tag))
+    }
+
     /// A heap or static string: word 0 a pointer, word 1 `len | tag << LEN_BITS`.
     #[inline(always)]
     const fn pointer(ptr: *const u8, len: usize, tag: u8) -> Self {
@@ -319,7 +338,7 @@ impl Words {
 /// # Safety
 /// `p..p + n` must be readable.
 #[inline(always)]
-unsafe fn load_le(p: *const u8, n: usize) -> usize {
+const unsafe fn load_le(p: *const u8, n: usize) -> usize {
     const HALF: usize = WORD / 2;
     if n >= HALF {
         // Two overlapping half-word loads cover HALF..=WORD bytes.
@@ -345,7 +364,7 @@ unsafe fn load_le(p: *const u8, n: usize) -> usize {
 /// # Safety
 /// `p..p + WORD / 2` must be readable.
 #[inline(always)]
-unsafe fn load_half(p: *const u8) -> usize {
+const unsafe fn load_half(p: *const u8) -> usize {
     #[cfg(target_pointer_width = "64")]
     // SAFETY: caller's contract; unaligned read of 4 bytes.
     let v = u32::from_le(unsafe { p.cast::<u32>().read_unaligned() }) as usize;
@@ -358,14 +377,14 @@ unsafe fn load_half(p: *const u8) -> usize {
 /// # Safety
 /// `p..p + WORD` must be readable.
 #[inline(always)]
-unsafe fn load_word(p: *const u8) -> usize {
+const unsafe fn load_word(p: *const u8) -> usize {
     // SAFETY: caller's contract; unaligned read of one word.
     usize::from_le(unsafe { p.cast::<usize>().read_unaligned() })
 }
 
 /// The two little-endian words holding `bytes` (at most [`INLINE_CAPACITY`]), zero-padded.
 #[inline(always)]
-fn inline_words(bytes: &[u8]) -> (usize, usize) {
+const fn inline_words(bytes: &[u8]) -> (usize, usize) {
     let len = bytes.len();
     let p = bytes.as_ptr();
     debug_assert!(len <= INLINE_CAPACITY);
@@ -385,9 +404,10 @@ fn inline_words(bytes: &[u8]) -> (usize, usize) {
     }
 }
 
-/// An inline `LeanString`/`LeanStr` (`bytes.len() <= INLINE_CAPACITY`, valid UTF-8).
+/// An inline `LeanString`/`LeanStr` (`bytes.len() <= INLINE_CAPACITY`, valid UTF-8). A
+/// `const fn`, so `from_static_str` builds short strings inline at compile time too.
 #[inline(always)]
-fn inline_string(bytes: &[u8]) -> Words {
+const fn inline_string(bytes: &[u8]) -> Words {
     let len = bytes.len();
     let (w0, w1) = inline_words(bytes);
     // SAFETY: for a full string the top byte is the final byte of valid UTF-8 (< 0xC0);

@@ -5,7 +5,8 @@ use core::marker::PhantomData;
 use core::ptr;
 
 use super::heap::{self, HeaderPolicy};
-use super::shared::{Mutable, Shared, mutable_from_str, mutable_from_str_or_raise};
+use super::mutable::{Mutable, mutable_from_str, mutable_from_str_or_raise};
+use super::shared::Shared;
 use super::{INLINE_CAPACITY, INLINE_TAG_BASE, Kind, LEN_BITS, MAX_WORD_LEN, Words, inline_string};
 use crate::error::ReserveError;
 
@@ -37,14 +38,15 @@ impl<L: HeaderPolicy> Repr<L> {
         )
     }
 
-    /// O(1), no allocation. Panics (at compile time in a const) above [`MAX_WORD_LEN`], which
-    /// only a 32-bit target can reach.
+    /// O(1), no allocation: inline when it fits (as `lean_string`), else the static form.
+    /// Panics (at compile time in a const) above [`MAX_WORD_LEN`], which only a 32-bit
+    /// target can reach.
     #[inline(always)]
     pub(crate) const fn from_static(s: &'static str) -> Self {
-        assert!(
-            s.len() <= MAX_WORD_LEN,
-            "string too long for LeanString on this target"
-        );
+        if s.len() <= INLINE_CAPACITY {
+            return Self::wrap(inline_string(s.as_bytes()));
+        }
+        assert!(s.len() <= MAX_WORD_LEN, "text is too long");
         Self::wrap(Words::static_str(s.as_bytes()))
     }
 
@@ -106,6 +108,20 @@ unsafe impl<L: HeaderPolicy> Shared for Repr<L> {
         self.as_str()
     }
 
+    const INLINE_CAP: usize = INLINE_CAPACITY;
+
+    #[inline(always)]
+    fn inline(bytes: &[u8]) -> Self {
+        Self::wrap(inline_string(bytes))
+    }
+
+    unsafe fn heap_with(len: usize, fill: impl FnOnce(*mut u8)) -> Result<Self, ReserveError> {
+        let data = heap::allocate(len, L::FORCE_WIDE)?;
+        fill(data.as_ptr());
+        // SAFETY: a fresh unique buffer of capacity `len`, all of it written (caller).
+        Ok(Self::wrap(unsafe { Words::heap(data.as_ptr(), len) }))
+    }
+
     #[inline]
     fn from_str(s: &str) -> Result<Self, ReserveError> {
         mutable_from_str(s)
@@ -114,21 +130,16 @@ unsafe impl<L: HeaderPolicy> Shared for Repr<L> {
 
 // SAFETY: heap strings are `heap::allocate(_, L::FORCE_WIDE)` buffers with no tail whose
 // length `Words::heap` stores; inline strings are `inline_string`'s 16 (8) bytes at the
-// start of the words; `set_len` keeps both encodings.
+// start of the words; `set_len` keeps both encodings. Nothing follows the data, so a
+// shorter length in word 1 is a valid string of the same buffer (`SHORTEN_IN_PLACE`).
 unsafe impl<L: HeaderPolicy> Mutable for Repr<L> {
-    const INLINE_CAP: usize = INLINE_CAPACITY;
     const TAIL: usize = 0;
-    const MIN_SPILL: usize = 2 * INLINE_CAPACITY;
     const FORCE_WIDE: bool = L::FORCE_WIDE;
+    const SHORTEN_IN_PLACE: bool = true;
 
     #[inline(always)]
     fn words_mut(&mut self) -> &mut Words {
         &mut self.w
-    }
-
-    #[inline(always)]
-    fn inline(bytes: &[u8]) -> Self {
-        Self::wrap(inline_string(bytes))
     }
 
     /// A unique heap buffer of `capacity` holding a copy of `bytes` (valid UTF-8).

@@ -1,9 +1,10 @@
-//! `serde` support (feature `serde`): all three types serialize as strings.
+//! `serde` support (feature `serde`, through `serde_core` so `no_std` builds work): all
+//! three types serialize as strings.
 
 use core::fmt;
 
-use serde::de::{Deserialize, Deserializer, Error, Unexpected, Visitor};
-use serde::ser::{Serialize, Serializer};
+use serde_core::de::{Deserialize, Deserializer, Error, Unexpected, Visitor};
+use serde_core::ser::{Serialize, Serializer};
 
 use crate::{HeaderPolicy, LeanCString, LeanStr, LeanStringWith};
 
