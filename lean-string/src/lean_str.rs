@@ -241,6 +241,11 @@ impl LeanStr {
         Self { repr }
     }
 
+    /// A clone that reports the allocation failure of the saturated (copying) path.
+    pub(crate) fn try_clone(&self) -> Result<Self, ReserveError> {
+        self.repr.try_clone().map(Self::from_repr)
+    }
+
     #[cfg(test)]
     pub(crate) fn repr(&self) -> &StrRepr {
         &self.repr

@@ -1,167 +1,100 @@
-//! Integers, `bool` and `char` as text without the formatting machinery: digits are written
-//! two at a time from a table into a stack buffer, which then becomes an (inline, for up to
-//! 16 bytes) string. The output is exactly `Display`'s.
+//! Integers as text without the formatting machinery (the digits are written by
+//! `repr::digits` straight into the new string). The output is exactly `Display`'s.
 
-/// `"00" "01" ... "99"`: the two digits of every value below 100.
-const PAIRS: [u8; 200] = {
-    let mut t = [0u8; 200];
-    let mut i = 0;
-    while i < 100 {
-        t[2 * i] = b'0' + (i / 10) as u8;
-        t[2 * i + 1] = b'0' + (i % 10) as u8;
-        i += 1;
-    }
-    t
-};
+use crate::error::ReserveError;
+use crate::repr::{self, Shared};
 
-/// Room for `-` and the 39 digits of `u128::MAX` (`i128::MIN` has 39 too).
-pub(crate) struct Digits {
-    buf: [u8; 40],
-    start: usize,
-}
-
-impl Digits {
-    fn new() -> Self {
-        Self {
-            buf: [0; 40],
-            start: 40,
-        }
-    }
-
-    #[inline(always)]
-    fn pair(&mut self, v: usize) {
-        self.start -= 2;
-        self.buf[self.start] = PAIRS[2 * v];
-        self.buf[self.start + 1] = PAIRS[2 * v + 1];
-    }
-
-    /// Writes `n` in front of what is there already.
-    #[inline]
-    fn u64(&mut self, mut n: u64) {
-        while n >= 10_000 {
-            let rem = (n % 10_000) as usize;
-            n /= 10_000;
-            self.pair(rem % 100);
-            self.pair(rem / 100);
-        }
-        let mut n = n as usize;
-        if n >= 100 {
-            self.pair(n % 100);
-            n /= 100;
-        }
-        if n >= 10 {
-            self.pair(n);
-        } else {
-            self.start -= 1;
-            self.buf[self.start] = b'0' + n as u8;
-        }
-    }
-
-    /// `u128` in chunks of 19 digits, so the hot loop stays in 64-bit arithmetic.
-    fn u128(&mut self, mut n: u128) {
-        const CHUNK: u128 = 10_000_000_000_000_000_000; // 10^19
-        while n >= CHUNK {
-            let low = (n % CHUNK) as u64;
-            n /= CHUNK;
-            let end = self.start;
-            self.u64(low);
-            // Zero-pad the chunk to its 19 digits.
-            while self.start > end - 19 {
-                self.start -= 1;
-                self.buf[self.start] = b'0';
-            }
-        }
-        self.u64(n as u64);
-    }
-
-    fn minus(&mut self) {
-        self.start -= 1;
-        self.buf[self.start] = b'-';
-    }
-
-    pub(crate) fn as_str(&self) -> &str {
-        // The buffer from `start` holds only ASCII digits and `-`.
-        core::str::from_utf8(&self.buf[self.start..]).expect("ASCII digits")
-    }
-}
-
-/// An integer type whose decimal text [`Digits`] can write.
+/// An integer type: its sign and magnitude.
 pub(crate) trait Integer: Copy {
-    fn digits(self) -> Digits;
+    /// `(negative, |self|)`; types up to 64 bits use the `u64` path.
+    fn to_decimal<R: Shared>(self) -> Result<R, ReserveError>;
 }
 
 macro_rules! unsigned {
-    ($($t:ty => $via:ident),*) => {$(
+    ($($t:ty),*) => {$(
         impl Integer for $t {
-            #[inline]
-            fn digits(self) -> Digits {
-                let mut d = Digits::new();
-                d.$via(self as _);
-                d
+            #[inline(always)]
+            fn to_decimal<R: Shared>(self) -> Result<R, ReserveError> {
+                repr::decimal(false, self as u64)
             }
         }
     )*};
 }
 macro_rules! signed {
-    ($($t:ty => $via:ident),*) => {$(
+    ($($t:ty),*) => {$(
         impl Integer for $t {
-            #[inline]
-            fn digits(self) -> Digits {
-                let mut d = Digits::new();
-                d.$via(self.unsigned_abs() as _);
-                if self < 0 {
-                    d.minus();
-                }
-                d
+            #[inline(always)]
+            fn to_decimal<R: Shared>(self) -> Result<R, ReserveError> {
+                repr::decimal(self < 0, self.unsigned_abs() as u64)
             }
         }
     )*};
 }
-unsigned!(u8 => u64, u16 => u64, u32 => u64, u64 => u64, usize => u64, u128 => u128);
-signed!(i8 => u64, i16 => u64, i32 => u64, i64 => u64, isize => u64, i128 => u128);
+unsigned!(u8, u16, u32, u64, usize);
+signed!(i8, i16, i32, i64, isize);
+
+impl Integer for u128 {
+    #[inline]
+    fn to_decimal<R: Shared>(self) -> Result<R, ReserveError> {
+        repr::decimal128(false, self)
+    }
+}
+
+impl Integer for i128 {
+    #[inline]
+    fn to_decimal<R: Shared>(self) -> Result<R, ReserveError> {
+        repr::decimal128(self < 0, self.unsigned_abs())
+    }
+}
 
 #[cfg(test)]
 mod tests {
     use super::Integer;
+    use crate::repr::{Repr, Shared, StrRepr};
+    use crate::{Compact, LeanString};
     use alloc::string::ToString;
 
     fn check<T: Integer + core::fmt::Display>(v: T) {
-        assert_eq!(v.digits().as_str(), v.to_string());
+        let s = v.to_decimal::<Repr<Compact>>().unwrap();
+        assert_eq!(LeanString::from_repr(s), v.to_string().as_str());
+        let f = v.to_decimal::<StrRepr>().unwrap();
+        assert_eq!(f.contents(), v.to_string());
     }
 
     #[test]
     fn digits_match_display_at_the_edges() {
-        for v in [
-            0u64,
-            1,
-            9,
-            10,
-            99,
-            100,
-            999,
-            1000,
-            9999,
-            10_000,
-            99_999,
-            100_000,
-            u64::MAX,
-        ] {
-            check(v);
-            check(v.wrapping_sub(1));
+        let mut p = 1u64;
+        for _ in 0..20 {
+            for v in [p - 1, p, p + 1] {
+                check(v);
+            }
+            p = p.saturating_mul(10);
         }
+        check(u64::MAX);
         for v in [i64::MIN, i64::MIN + 1, -1, 0, 1, i64::MAX] {
             check(v);
         }
+        let e19 = 10u128.pow(19);
         for v in [
             0u128,
-            10u128.pow(19) - 1,
-            10u128.pow(19),
-            10u128.pow(19) + 7,
-            u128::MAX,
+            e19 - 1,
+            e19,
+            e19 + 7,
+            e19 * e19,
+            e19 * e19 - 1,
+            e19 * e19 + 5,
         ] {
             check(v);
         }
-        for v in [i128::MIN, i128::MIN + 1, -(10i128.pow(19)), i128::MAX] {
+        check(u64::MAX as u128 + 1);
+        check(u128::MAX);
+        for v in [
+            i128::MIN,
+            i128::MIN + 1,
+            -(10i128.pow(19)),
+            -(10i128.pow(38)),
+            i128::MAX,
+        ] {
             check(v);
         }
         for v in i8::MIN..=i8::MAX {

@@ -8,8 +8,9 @@ use core::num::NonZero;
 use crate::error::{ReserveError, ToLeanStrError, ToLeanStringError};
 use crate::float;
 use crate::num::Integer;
-use crate::repr::downcast_ref;
+use crate::repr::heap::Compact;
 use crate::repr::heap::HeaderPolicy;
+use crate::repr::{Repr, StrRepr, downcast_ref};
 use crate::{LeanStr, LeanString, LeanStringWith};
 
 /// The read-only std traits, all defined by the `str` contents (so `Eq`, `Ord` and `Hash`
@@ -195,12 +196,68 @@ pub fn __format_lean(args: fmt::Arguments<'_>) -> LeanString {
     }
 }
 
+/// What the fast paths build: `LeanString` or `LeanStr`, each straight from the digits or
+/// text (no conversion between the two afterwards).
+trait Fast: Sized {
+    fn int<N: Integer>(n: N) -> Result<Self, ReserveError>;
+    fn text(s: &str) -> Result<Self, ReserveError>;
+    fn literal(s: &'static str) -> Self;
+    fn lean_string(s: &LeanString) -> Result<Self, ReserveError>;
+    fn lean_str(s: &LeanStr) -> Result<Self, ReserveError>;
+}
+
+impl Fast for LeanString {
+    #[inline(always)]
+    fn int<N: Integer>(n: N) -> Result<Self, ReserveError> {
+        n.to_decimal::<Repr<Compact>>().map(LeanString::from_repr)
+    }
+    #[inline(always)]
+    fn text(s: &str) -> Result<Self, ReserveError> {
+        s.parse()
+    }
+    #[inline(always)]
+    fn literal(s: &'static str) -> Self {
+        LeanString::from_static_str(s)
+    }
+    #[inline(always)]
+    fn lean_string(s: &LeanString) -> Result<Self, ReserveError> {
+        s.try_clone()
+    }
+    #[inline(always)]
+    fn lean_str(s: &LeanStr) -> Result<Self, ReserveError> {
+        s.clone().try_into_lean_string()
+    }
+}
+
+impl Fast for LeanStr {
+    #[inline(always)]
+    fn int<N: Integer>(n: N) -> Result<Self, ReserveError> {
+        n.to_decimal::<StrRepr>().map(LeanStr::from_repr)
+    }
+    #[inline(always)]
+    fn text(s: &str) -> Result<Self, ReserveError> {
+        s.parse()
+    }
+    #[inline(always)]
+    fn literal(s: &'static str) -> Self {
+        LeanStr::from_static_str(s)
+    }
+    #[inline(always)]
+    fn lean_string(s: &LeanString) -> Result<Self, ReserveError> {
+        s.clone().try_into_lean_str()
+    }
+    #[inline(always)]
+    fn lean_str(s: &LeanStr) -> Result<Self, ReserveError> {
+        s.try_clone()
+    }
+}
+
 /// The value as a string without the formatting machinery, for the types that have such a
 /// path: integers (and `NonZero` ones), floats, `bool`, `char`, `String`, and our strings
 /// (a clone). `None` for every other type. The type tests fold to constants, so each
 /// instantiation keeps only its own branch.
 #[inline(always)]
-fn fast<T: ?Sized>(v: &T) -> Option<Result<LeanString, ReserveError>> {
+fn fast<T: ?Sized, O: Fast>(v: &T) -> Option<Result<O, ReserveError>> {
     macro_rules! try_types {
         ($($t:ty => |$x:ident| $make:expr;)*) => {$(
             if let Some($x) = downcast_ref::<T, $t>(v) {
@@ -208,38 +265,25 @@ fn fast<T: ?Sized>(v: &T) -> Option<Result<LeanString, ReserveError>> {
             }
         )*};
     }
+    macro_rules! ints {
+        ($($t:ty),*) => {$(
+            try_types! {
+                $t => |n| O::int(*n);
+                NonZero<$t> => |n| O::int(n.get());
+            }
+        )*};
+    }
+    ints!(
+        u8, u16, u32, u64, u128, usize, i8, i16, i32, i64, i128, isize
+    );
     try_types! {
-        u8 => |n| n.digits().as_str().parse();
-        u16 => |n| n.digits().as_str().parse();
-        u32 => |n| n.digits().as_str().parse();
-        u64 => |n| n.digits().as_str().parse();
-        u128 => |n| n.digits().as_str().parse();
-        usize => |n| n.digits().as_str().parse();
-        i8 => |n| n.digits().as_str().parse();
-        i16 => |n| n.digits().as_str().parse();
-        i32 => |n| n.digits().as_str().parse();
-        i64 => |n| n.digits().as_str().parse();
-        i128 => |n| n.digits().as_str().parse();
-        isize => |n| n.digits().as_str().parse();
-        NonZero<u8> => |n| n.get().digits().as_str().parse();
-        NonZero<u16> => |n| n.get().digits().as_str().parse();
-        NonZero<u32> => |n| n.get().digits().as_str().parse();
-        NonZero<u64> => |n| n.get().digits().as_str().parse();
-        NonZero<u128> => |n| n.get().digits().as_str().parse();
-        NonZero<usize> => |n| n.get().digits().as_str().parse();
-        NonZero<i8> => |n| n.get().digits().as_str().parse();
-        NonZero<i16> => |n| n.get().digits().as_str().parse();
-        NonZero<i32> => |n| n.get().digits().as_str().parse();
-        NonZero<i64> => |n| n.get().digits().as_str().parse();
-        NonZero<i128> => |n| n.get().digits().as_str().parse();
-        NonZero<isize> => |n| n.get().digits().as_str().parse();
-        f32 => |f| float::text(*f).as_str().parse();
-        f64 => |f| float::text(*f).as_str().parse();
-        bool => |b| Ok(LeanString::from_static_str(if *b { "true" } else { "false" }));
-        char => |c| Ok(LeanString::from(*c));
-        String => |s| s.parse();
-        LeanString => |s| s.try_clone();
-        LeanStr => |s| s.clone().try_into_lean_string();
+        f32 => |f| O::text(float::text(*f).as_str());
+        f64 => |f| O::text(float::text(*f).as_str());
+        bool => |b| Ok(O::literal(if *b { "true" } else { "false" }));
+        char => |c| O::text(c.encode_utf8(&mut [0; 4]));
+        String => |s| O::text(s);
+        LeanString => |s| O::lean_string(s);
+        LeanStr => |s| O::lean_str(s);
     }
     None
 }
@@ -277,7 +321,7 @@ impl ToLeanString for str {
 impl<T: fmt::Display> ToLeanString for T {
     #[inline]
     fn try_to_lean_string(&self) -> Result<LeanString, ToLeanStringError> {
-        match fast(self) {
+        match fast::<T, LeanString>(self) {
             Some(r) => Ok(r?),
             None => format(format_args!("{self}")),
         }
@@ -316,16 +360,10 @@ impl ToLeanStr for str {
 impl<T: fmt::Display> ToLeanStr for T {
     #[inline]
     fn try_to_lean_str(&self) -> Result<LeanStr, ToLeanStrError> {
-        if let Some(s) = downcast_ref::<T, LeanStr>(self) {
-            return Ok(s.clone());
+        if let Some(r) = fast::<T, LeanStr>(self) {
+            return Ok(r?);
         }
-        if let Some(s) = downcast_ref::<T, String>(self) {
-            return Ok(s.parse()?);
-        }
-        let s: LeanString = match fast(self) {
-            Some(r) => r?,
-            None => format::<ToLeanStrError>(format_args!("{self}"))?,
-        };
+        let s = format::<ToLeanStrError>(format_args!("{self}"))?;
         Ok(s.try_into_lean_str()?)
     }
 }

@@ -1,5 +1,5 @@
 //! `strings`: lean-string's three types against the forced-wide header, upstream
-//! `lean_string` 0.7 and the usual peers, at the documented string lengths.
+//! `lean_string` 0.8 and the usual peers, at the documented string lengths.
 //!
 //! The seed's `heap_layout` cases: construct, clone+drop and traverse vectors of 16,384
 //! strings per length, plus `push_str` growth and mutation of a static string. Time and
@@ -22,7 +22,7 @@ use super::std_strings::{VECTOR_LEN, sources};
 /// The group.
 pub const GROUP: Group = Group {
     name: "strings",
-    about: "LeanString (compact/wide), LeanStr, LeanCString vs lean_string 0.7, compact_str, smol_str, ecow, arcstr, Arc<str>, String",
+    about: "LeanString (compact/wide), LeanStr, LeanCString vs lean_string 0.8, compact_str, smol_str, ecow, arcstr, Arc<str>, String",
     run,
     claims: CLAIMS,
     ab_claims: &[],
@@ -51,7 +51,7 @@ pub fn lengths() -> [usize; 12] {
 
 const LEAN: &str = "LeanString";
 const WIDE: &str = "LeanString (forced wide)";
-const UPSTREAM: &str = "lean_string 0.7";
+const UPSTREAM: &str = "lean_string 0.8";
 const COMPACT_STR: &str = "compact_str";
 const ARC: &str = "Arc<str>";
 
@@ -229,6 +229,48 @@ fn static_mutation<S>(
     Ok(())
 }
 
+/// Integers converted to strings: `to_lean_string` (no formatting machinery for integers)
+/// against our own `Display` path (`format_lean!`), lean_string 0.8's, compact_str's and
+/// `ToString`. The values have 1 to 20 digits.
+const NUMBERS: usize = 4096;
+
+fn numbers() -> Vec<u64> {
+    (0..NUMBERS as u64)
+        .map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (i % 64))
+        .collect()
+}
+
+fn number_to_string<S: AsRef<str>>(
+    ctx: &mut Ctx<'_>,
+    name: &str,
+    convert: impl Fn(u64) -> S + Copy,
+) -> BenchResult {
+    if !ctx.wants(Instrument::Time) {
+        return Ok(());
+    }
+    let values = numbers();
+    let expected: Vec<String> = values.iter().map(u64::to_string).collect();
+    let case = Case::new("integer to string", name, "values", NUMBERS as u64).baseline("String");
+    ctx.time(
+        &case,
+        NUMBERS as u64,
+        || (),
+        |()| values.iter().map(|&v| convert(v)).collect::<Vec<S>>(),
+        |got| {
+            if got
+                .iter()
+                .map(AsRef::as_ref)
+                .eq(expected.iter().map(String::as_str))
+            {
+                Ok(())
+            } else {
+                Err("a converted integer differs from its Display text".into())
+            }
+        },
+    )?;
+    Ok(())
+}
+
 /// glibc serves big blocks with fresh mmaps and trims freed heap tops, both adjusted
 /// dynamically: the first cases would pay page faults on every 256 KiB vector that later
 /// ones do not. Fixing both thresholds gives every implementation the same warm heap.
@@ -260,7 +302,7 @@ fn run(ctx: &mut Ctx<'_>) -> BenchResult {
             LeanCString::try_from(s).expect("the sources hold no NUL")
         })?;
         one(ctx, UPSTREAM, len, &src, |s| {
-            lean_string_07::LeanString::from(s)
+            lean_string_08::LeanString::from(s)
         })?;
         one(ctx, COMPACT_STR, len, &src, |s| {
             compact_str::CompactString::from(s)
@@ -296,7 +338,7 @@ fn run(ctx: &mut Ctx<'_>) -> BenchResult {
     growth(
         ctx,
         UPSTREAM,
-        lean_string_07::LeanString::new,
+        lean_string_08::LeanString::new,
         |s, p| s.push_str(p),
         |s| s.as_str(),
     )?;
@@ -346,7 +388,7 @@ fn run(ctx: &mut Ctx<'_>) -> BenchResult {
     static_mutation(
         ctx,
         UPSTREAM,
-        || lean_string_07::LeanString::from_static_str(STATIC_TEXT),
+        || lean_string_08::LeanString::from_static_str(STATIC_TEXT),
         |s, p| s.push_str(p),
         |s| s.as_str(),
     )?;
@@ -364,6 +406,20 @@ fn run(ctx: &mut Ctx<'_>) -> BenchResult {
         |s, p| s.push_str(p),
         |s| s.as_str(),
     )?;
+
+    {
+        use compact_str::ToCompactString;
+        use lean_string::ToLeanString;
+        number_to_string(ctx, LEAN, |v| v.to_lean_string())?;
+        number_to_string(ctx, "LeanString (format_lean!)", |v| {
+            lean_string::format_lean!("{v}")
+        })?;
+        number_to_string(ctx, UPSTREAM, |v| {
+            lean_string_08::ToLeanString::to_lean_string(&v)
+        })?;
+        number_to_string(ctx, COMPACT_STR, |v| v.to_compact_string())?;
+        number_to_string(ctx, "String", |v| v.to_string())?;
+    }
 
     targets(ctx, &lens);
     Ok(())
@@ -461,7 +517,7 @@ fn targets(ctx: &mut Ctx<'_>, lens: &[usize]) {
             "<= 1.00",
         ),
         t(
-            "inline construct: lean_string 0.7 / compact_str",
+            "inline construct: lean_string 0.8 / compact_str",
             "construct",
             UPSTREAM,
             COMPACT_STR,

@@ -7,6 +7,7 @@
 
 mod cast;
 mod cstring;
+mod digits;
 pub(crate) mod heap;
 mod lean_str;
 mod mutable;
@@ -15,6 +16,7 @@ mod string;
 
 pub(crate) use cast::downcast_ref;
 pub(crate) use cstring::CRepr;
+pub(crate) use digits::{decimal, decimal128};
 pub(crate) use lean_str::StrRepr;
 pub(crate) use mutable::Mutable;
 pub(crate) use shared::{Shared, ascii_case, repeat};
