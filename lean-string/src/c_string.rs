@@ -212,6 +212,69 @@ impl LeanCString {
         }
     }
 
+    /// Replaces the bytes in `range` with `replace_with`; a NUL in it is rejected and the
+    /// string is unchanged.
+    ///
+    /// # Panics
+    /// If an end of `range` is out of bounds or not a char boundary, or the start is after
+    /// the end (checked before the NUL), or if allocation fails.
+    #[track_caller]
+    pub fn replace_range(
+        &mut self,
+        range: impl core::ops::RangeBounds<usize>,
+        replace_with: &str,
+    ) -> Result<(), InteriorNulError> {
+        ok_nul(self.try_replace_range(range, replace_with))
+    }
+
+    /// Fallible [`replace_range`](Self::replace_range) (a bad range still panics).
+    #[track_caller]
+    pub fn try_replace_range(
+        &mut self,
+        range: impl core::ops::RangeBounds<usize>,
+        replace_with: &str,
+    ) -> Result<(), CStringError> {
+        let r = edit::slice_range(self.as_str(), range);
+        check_nul(replace_with)?;
+        Ok(self.repr.replace_range(r.start, r.end, replace_with)?)
+    }
+
+    /// Lowercases ASCII letters in place (a shared or static string is copied and mapped in
+    /// one pass, and keeps its buffer when nothing changes).
+    pub fn make_ascii_lowercase(&mut self) {
+        ok(self.try_make_ascii_lowercase())
+    }
+
+    /// Fallible [`make_ascii_lowercase`](Self::make_ascii_lowercase).
+    pub fn try_make_ascii_lowercase(&mut self) -> Result<(), ReserveError> {
+        self.make_ascii_case(false)
+    }
+
+    /// Uppercases ASCII letters in place (see [`make_ascii_lowercase`](Self::make_ascii_lowercase)).
+    pub fn make_ascii_uppercase(&mut self) {
+        ok(self.try_make_ascii_uppercase())
+    }
+
+    /// Fallible [`make_ascii_uppercase`](Self::make_ascii_uppercase).
+    pub fn try_make_ascii_uppercase(&mut self) -> Result<(), ReserveError> {
+        self.make_ascii_case(true)
+    }
+
+    fn make_ascii_case(&mut self, upper: bool) -> Result<(), ReserveError> {
+        if !self.repr.is_mutable() {
+            self.repr = repr::ascii_case(&self.repr, upper)?;
+            return Ok(());
+        }
+        // ASCII case mapping never makes a NUL.
+        let s = self.repr.as_mut_str()?;
+        if upper {
+            s.make_ascii_uppercase();
+        } else {
+            s.make_ascii_lowercase();
+        }
+        Ok(())
+    }
+
     /// Frees unused heap capacity.
     pub fn shrink_to_fit(&mut self) {
         ok(self.try_shrink_to_fit())

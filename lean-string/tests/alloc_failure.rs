@@ -235,6 +235,15 @@ fn main() {
         ("LeanCString::try_split_off", |s| {
             s.try_split_off(1).is_err()
         }),
+        ("LeanCString::try_replace_range (shared)", |s| {
+            s.try_replace_range(1..2, "").is_err()
+        }),
+        ("LeanCString::try_make_ascii_uppercase (shared)", |s| {
+            s.try_make_ascii_uppercase().is_err()
+        }),
+        ("LeanCString::try_reserve_exact (shared)", |s| {
+            s.try_reserve_exact(1).is_err()
+        }),
     ] {
         let mut s = c_long.clone();
         assert!(failing(|| op(&mut s)), "{name}");
