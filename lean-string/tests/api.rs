@@ -66,7 +66,8 @@ fn static_strings() {
     // Short static strings are stored inline, as in lean_string.
     let st = LeanStr::from_static_str("x");
     assert_eq!((st.as_static_str(), st.as_str()), (None, "x"));
-    let short = LeanString::from_static_str("sixteen bytes ok");
+    let full: &'static str = &"sixteen bytes ok"[..lean_string::INLINE_CAPACITY];
+    let short = LeanString::from_static_str(full);
     assert_eq!(short.as_static_str(), None);
     assert_eq!(short.capacity(), lean_string::INLINE_CAPACITY);
 }

@@ -30,9 +30,11 @@ fn deref_mut_and_as_mut_str_unshare_first() {
     (*st).make_ascii_uppercase();
     assert_eq!(st, LONG.to_ascii_uppercase());
     assert!(st.is_heap_allocated());
-    let mut inline = LeanString::from("sixteen bytes ok");
+    // A full inline string: its last byte is also the tag.
+    let full = &"sixteen bytes ok"[..INLINE_CAPACITY];
+    let mut inline = LeanString::from(full);
     inline.as_mut_str().make_ascii_uppercase();
-    assert_eq!(inline, "SIXTEEN BYTES OK");
+    assert_eq!(inline, full.to_ascii_uppercase());
     assert!(!inline.is_heap_allocated());
 }
 
