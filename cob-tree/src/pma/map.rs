@@ -310,7 +310,7 @@ impl<K: Key, V: Pod> Map<K, V> {
 mod tests {
     use super::*;
     use crate::CobTree;
-    use crate::pma::wide_capacity;
+    use crate::pma::geometry::wide_capacity;
     use std::collections::BTreeMap;
 
     /// The wide-leaf steps of the growth sequence, taken from the first leaf on (shipped

@@ -24,10 +24,18 @@
 //! Leaves `>= live_end` are unused tail space (for the append fast path); the index pads
 //! them with `K::MAX`.
 
+pub(crate) mod geometry;
 mod hint;
 pub(crate) mod map;
+mod rebuild;
 mod root;
 
+pub use geometry::{
+    FINE_GROWTH_BYTES, LEAF_BYTES, LOWER_ROOT, MAX_LEAF_CAPACITY, MIN_LEAF_CAPACITY, UPPER_ROOT,
+    WIDE_LEAF_FACTOR,
+};
+pub(crate) use geometry::{Geometry, Growth, default_leaf_capacity, fits};
+use geometry::{append_fill, leaf_words};
 pub(crate) use root::{Guard, Root, pin, repin};
 
 use crate::key::{Key, Pod};
@@ -37,29 +45,6 @@ use core::marker::PhantomData;
 
 /// Bytes per cache line; every leaf starts on one.
 pub const CACHE_LINE: usize = 64;
-/// The target size of one leaf in bytes (header + keys + values, before rounding up to whole
-/// cache lines): sixteen cache lines, 62 `u64 -> u64` elements. Measured against 512 and
-/// 2048 bytes by random builds of 1M keys (`cargo run --release -p memlayout-cob-tree --example quick
-/// -- 1000000 ratio` with `LEAF=30/62/126`): writers prefetch the whole leaf, so its size
-/// costs little latency, while a smaller index (half the fences) and half as many window
-/// rebalances and leaf hops pay.
-pub const LEAF_BYTES: usize = 1024;
-/// How many times the cache lines of a narrow leaf a wide leaf spans, as a fraction. A map
-/// alternates between arrays of narrow and of wide leaves as it grows (once an array spans
-/// [`FINE_GROWTH_BYTES`]), so that each growth step multiplies its room by about 1.5 or
-/// 1.33 rather than 2.
-pub const WIDE_LEAF_FACTOR: (usize, usize) = (3, 2);
-/// Arrays grow by doubling until their narrow leaves span this many bytes (4 MiB, about
-/// one core's share of a last-level cache: 32 MiB for 8 cores on the EPYC measured here),
-/// and by the finer two-leaf-size steps from there on. Below it a tighter fit buys little
-/// (an array that size stays mostly cached) and costs inserts: the wide leaves' longer
-/// shifts and the extra rebuilds (measured at 100K keys in the crate README, "get at 1M
-/// keys").
-pub const FINE_GROWTH_BYTES: usize = 4 << 20;
-/// The smallest leaf capacity (elements per leaf) accepted.
-pub const MIN_LEAF_CAPACITY: usize = 4;
-/// The largest leaf capacity accepted (the count lives in 32 bits).
-pub const MAX_LEAF_CAPACITY: usize = 1 << 16;
 
 const WORDS_PER_LINE: usize = CACHE_LINE / 8;
 
@@ -98,129 +83,6 @@ const FENCES: usize = 2;
 const COUNT_MASK: u64 = u32::MAX as u64;
 const LO_NEG_INF: u64 = 1 << 32;
 const HI_INF: u64 = 1 << 33;
-
-/// Words of a leaf of `cap` `K -> V` elements, whole cache lines (its stride).
-fn leaf_words<K: Pod, V: Pod>(cap: usize) -> usize {
-    (FENCES + 2 * K::WORDS + cap * (K::WORDS + V::WORDS)).next_multiple_of(WORDS_PER_LINE)
-}
-
-/// How many `K -> V` elements fit a leaf of `words` words after its header.
-fn capacity_in<K: Pod, V: Pod>(words: usize) -> usize {
-    words.saturating_sub(FENCES + 2 * K::WORDS) / (K::WORDS + V::WORDS)
-}
-
-/// The default leaf capacity for `K -> V`: as many elements as fit [`LEAF_BYTES`] after the
-/// header. Under loom and Miri leaves are [`MIN_LEAF_CAPACITY`] so splits happen quickly.
-pub(crate) fn default_leaf_capacity<K: Pod, V: Pod>() -> usize {
-    if cfg!(any(loom, miri)) {
-        return MIN_LEAF_CAPACITY;
-    }
-    capacity_in::<K, V>(LEAF_BYTES / 8).clamp(MIN_LEAF_CAPACITY, MAX_LEAF_CAPACITY)
-}
-
-/// The capacity of the wide leaves of a map whose narrow leaves hold `cap`: what fits
-/// [`WIDE_LEAF_FACTOR`] times as many cache lines, kept within `cap + 1..2 * cap` so that
-/// every step of the growth sequence (see [`Growth`]) adds room.
-pub(crate) fn wide_capacity<K: Pod, V: Pod>(cap: usize) -> usize {
-    let lines = leaf_words::<K, V>(cap) / WORDS_PER_LINE * WIDE_LEAF_FACTOR.0 / WIDE_LEAF_FACTOR.1;
-    capacity_in::<K, V>(lines * WORDS_PER_LINE).clamp(cap + 1, 2 * cap - 1)
-}
-
-/// The leaf count from which an array of narrow leaves of `cap` spans at least
-/// [`FINE_GROWTH_BYTES`] (a power of two).
-pub(crate) fn fine_growth_leaves<K: Pod, V: Pod>(cap: usize) -> usize {
-    FINE_GROWTH_BYTES
-        .div_ceil(leaf_words::<K, V>(cap) * 8)
-        .next_power_of_two()
-}
-
-/// How full the append path packs a leaf of `cap` (the root's upper density).
-fn append_fill(cap: usize) -> usize {
-    (cap * UPPER_ROOT.0 / UPPER_ROOT.1).max(1)
-}
-
-/// The shape of one array: `leaves` (a power of two) leaves of `cap` elements each.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Geometry {
-    pub(crate) leaves: usize,
-    pub(crate) cap: usize,
-}
-
-impl Geometry {
-    /// Whether `n` elements fit within the root density bound ([`UPPER_ROOT`]); `packed`:
-    /// also packed left, [`append_fill`] per leaf.
-    pub(crate) fn holds(self, n: usize, packed: bool) -> bool {
-        let per_leaf = if packed {
-            append_fill(self.cap)
-        } else {
-            self.cap * UPPER_ROOT.0 / UPPER_ROOT.1
-        };
-        self.leaves.saturating_mul(per_leaf) >= n
-    }
-}
-
-/// The sequence of geometries one map steps through as it grows and shrinks. Below
-/// `fine_from` leaves the leaf count doubles, `(L, narrow) -> (2L, narrow)`; from there on
-/// the leaf size alternates, `(L, narrow) -> (L, wide) -> (2L, narrow)`, which multiplies
-/// the room by about 1.5 or 1.33 per step.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Growth {
-    pub(crate) narrow: usize,
-    pub(crate) wide: usize,
-    /// The leaf count (a power of two) from which the wide step is taken.
-    pub(crate) fine_from: usize,
-}
-
-impl Growth {
-    /// The sequence of `K -> V` maps with narrow leaves of `cap`.
-    pub(crate) fn new<K: Pod, V: Pod>(cap: usize) -> Growth {
-        Growth {
-            narrow: cap,
-            wide: wide_capacity::<K, V>(cap),
-            fine_from: fine_growth_leaves::<K, V>(cap),
-        }
-    }
-
-    /// The next larger geometry.
-    pub(crate) fn up(self, g: Geometry) -> Geometry {
-        if g.cap == self.narrow && g.leaves >= self.fine_from {
-            Geometry {
-                leaves: g.leaves,
-                cap: self.wide,
-            }
-        } else {
-            Geometry {
-                leaves: g.leaves * 2,
-                cap: self.narrow,
-            }
-        }
-    }
-
-    /// The smallest geometry of the sequence with room for `n` elements at density 1/2
-    /// (what a shrink aims at).
-    pub(crate) fn for_len(self, n: usize) -> Geometry {
-        let want = n.saturating_mul(2).max(1);
-        let leaves = want.div_ceil(self.narrow).next_power_of_two();
-        let half = leaves / 2;
-        if half >= self.fine_from && half * self.wide >= want {
-            Geometry {
-                leaves: half,
-                cap: self.wide,
-            }
-        } else {
-            Geometry {
-                leaves,
-                cap: self.narrow,
-            }
-        }
-    }
-
-    /// The larger of two geometries of the sequence.
-    pub(crate) fn larger(self, a: Geometry, b: Geometry) -> Geometry {
-        let rank = |g: Geometry| (g.leaves.trailing_zeros(), g.cap != self.narrow);
-        if rank(a) >= rank(b) { a } else { b }
-    }
-}
 
 /// Elements a range iterator copies out of a leaf per validated read (a whole leaf of
 /// `u64` pairs; leaves of smaller elements are read in several runs).
@@ -869,266 +731,6 @@ impl<K: Key, V: Pod> Pma<K, V> {
         self.live_end.store(e + 1, Ordering::Release);
         self.unlock(e);
     }
-
-    /// Number of elements in locked leaves `a..b`.
-    pub(crate) fn count_range(&self, a: usize, b: usize) -> usize {
-        (a..b).map(|j| self.count(j)).sum()
-    }
-
-    /// Spreads the elements of locked leaves `a..b` (plus `extra`) evenly over them, in
-    /// place: first everything is packed against the window's right end, then dealt out
-    /// left to right (every destination is at or before its source, so nothing is
-    /// overwritten before it is read). Fences and the index are updated for the window;
-    /// leaf `a`'s lower fence and the window's upper fence stay, so no leaf outside the
-    /// window changes what it owns. Needs at least one element.
-    pub(crate) fn redistribute(&self, a: usize, b: usize, extra: Option<(K, V)>) {
-        let cap = self.cap;
-        let m = b - a;
-        let live_end = self.live_end.load(Ordering::Relaxed);
-        let last_live = b.min(live_end) - 1;
-        let last_meta = self.meta(last_live);
-        let win_hi = (last_meta & HI_INF == 0).then(|| self.hi(last_live));
-        let a_flags = self.meta(a) & LO_NEG_INF;
-
-        let mut dest = b * cap;
-        for j in (a..b).rev() {
-            let c = self.count(j);
-            dest -= c;
-            self.copy_cells(j * cap, dest, c);
-        }
-        let n = b * cap - dest;
-        let total = n + usize::from(extra.is_some());
-        assert!(total > 0, "redistributing an empty window");
-        // The new element goes before the first packed key above it.
-        let p = match extra {
-            Some((ek, _)) => {
-                let (mut lo, mut hi) = (0, n);
-                while lo < hi {
-                    let mid = (lo + hi) / 2;
-                    if self.load_at::<K>(self.key_off_cell(dest + mid)) < ek {
-                        lo = mid + 1;
-                    } else {
-                        hi = mid;
-                    }
-                }
-                lo
-            }
-            None => n,
-        };
-        let (q, r) = (total / m, total % m);
-        // `v` walks the merged sequence (packed elements with `extra` at `p`); every
-        // destination cell is at or before its source, so dealing left to right never
-        // overwrites an element before it is read.
-        let mut v = 0;
-        for (i, j) in (a..b).enumerate() {
-            // The remainder goes to the last leaves, so empty leaves (if any) come first
-            // and the window's last leaf is never empty.
-            let c = q + usize::from(i >= m - r);
-            let (mut out, mut left) = (j * cap, c);
-            if v < p {
-                let t = left.min(p - v);
-                self.copy_cells(dest + v, out, t);
-                (out, v, left) = (out + t, v + t, left - t);
-            }
-            if left > 0
-                && v == p
-                && let Some((ek, ev)) = extra
-            {
-                self.store_at(self.key_off_cell(out), ek);
-                self.store_at(self.val_off(out / cap, out % cap), ev);
-                (out, v, left) = (out + 1, v + 1, left - 1);
-            }
-            if left > 0 {
-                let after = usize::from(extra.is_some() && v > p);
-                self.copy_cells(dest + v - after, out, left);
-                v += left;
-            }
-            self.word(self.base(j) + META)
-                .store(c as u64, Ordering::Relaxed);
-        }
-        // Fences, right to left: an empty leaf owns the empty range at its successor's fence.
-        let mut next_lo = win_hi;
-        for j in (a..b).rev() {
-            let mut flags = 0;
-            match next_lo {
-                Some(h) => self.store_at(self.base(j) + FENCES + K::WORDS, h),
-                None => flags |= HI_INF,
-            }
-            if j == a {
-                flags |= a_flags;
-            } else {
-                let lo = if self.count(j) > 0 {
-                    self.key(j, 0)
-                } else {
-                    next_lo.expect("an empty leaf always has a non-empty leaf after it")
-                };
-                self.store_at(self.base(j) + FENCES, lo);
-                self.set_index(j, lo);
-                if j == b - 1 && b >= live_end {
-                    self.set_tail(lo);
-                }
-                next_lo = Some(lo);
-            }
-            let n = self.count(j) as u64;
-            self.word(self.base(j) + META)
-                .store(n | flags, Ordering::Relaxed);
-        }
-        if b > live_end {
-            self.live_end.store(b, Ordering::Release);
-        }
-    }
-
-    fn key_off_cell(&self, c: usize) -> usize {
-        self.key_off(c / self.cap, c % self.cap)
-    }
-
-    /// Builds an unshared array of `leaves` leaves from `n` sorted elements: packed left
-    /// to the append fill (`pack_left`, for sorted input) or spread evenly over all leaves.
-    #[cfg(test)]
-    pub(crate) fn build(
-        leaves: usize,
-        cap: usize,
-        n: usize,
-        mut elems: impl Iterator<Item = (K, V)>,
-        pack_left: bool,
-    ) -> Self {
-        let pma = Self::new_empty(leaves, cap);
-        let used = pma.plan(n, pack_left, |pma, j, c| {
-            let mut elems = elems.by_ref().take(c);
-            for s in 0..c {
-                let (k, v) = elems.next().expect("build: fewer elements than promised");
-                pma.store_at(pma.key_off(j, s), k);
-                pma.store_at(pma.val_off(j, s), v);
-            }
-        });
-        assert!(elems.next().is_none(), "build: more elements than promised");
-        pma.finish(used);
-        pma
-    }
-
-    /// Builds an unshared array of geometry `to` holding every element of `self` (fully
-    /// locked) plus `extra`, whose place in `self` is `(leaf, slot)`; laid out as `build`
-    /// does, but copied leaf to leaf in runs of words rather than element by element.
-    pub(crate) fn rebuild(
-        &self,
-        to: Geometry,
-        extra: Option<((K, V), (usize, usize))>,
-        pack_left: bool,
-    ) -> Self {
-        let live = self.live_end.load(Ordering::Relaxed);
-        let n = self.count_range(0, live) + usize::from(extra.is_some());
-        let pma = Self::new_empty(to.leaves, to.cap);
-        let (mut sj, mut ss) = (0, 0);
-        let mut extra = extra;
-        let used = pma.plan(n, pack_left, |pma, j, c| {
-            let mut s = 0;
-            while s < c {
-                if let Some(((k, v), at)) = extra
-                    && at == (sj, ss)
-                {
-                    pma.store_at(pma.key_off(j, s), k);
-                    pma.store_at(pma.val_off(j, s), v);
-                    extra = None;
-                    s += 1;
-                    continue;
-                }
-                let have = self.count(sj);
-                if ss == have {
-                    (sj, ss) = (sj + 1, 0);
-                    continue;
-                }
-                let mut t = (c - s).min(have - ss);
-                if let Some((_, (ej, es))) = extra
-                    && ej == sj
-                {
-                    t = t.min(es - ss);
-                }
-                let (kw, vw) = (t * K::WORDS, t * V::WORDS);
-                copy_between(
-                    self.span(self.key_off(sj, ss), kw),
-                    pma.span(pma.key_off(j, s), kw),
-                );
-                copy_between(
-                    self.span(self.val_off(sj, ss), vw),
-                    pma.span(pma.val_off(j, s), vw),
-                );
-                (s, ss) = (s + t, ss + t);
-            }
-        });
-        pma.finish(used);
-        pma
-    }
-
-    /// Decides how many of `n` elements each leaf of this fresh array gets, sets the
-    /// counts, and calls `fill(self, leaf, count)` for each used leaf in order; returns the
-    /// number of leaves used.
-    fn plan(&self, n: usize, pack_left: bool, mut fill: impl FnMut(&Self, usize, usize)) -> usize {
-        let leaves = self.leaves;
-        let (used, per, rem) = if pack_left {
-            let fill = append_fill(self.cap);
-            let used = n.div_ceil(fill).max(1);
-            (used, fill, 0)
-        } else {
-            (leaves, n / leaves, n % leaves)
-        };
-        assert!(
-            used <= leaves && n <= leaves * self.cap,
-            "build: too many elements for the array"
-        );
-        let mut placed = 0;
-        for j in 0..used {
-            let c = if pack_left {
-                per.min(n - placed)
-            } else {
-                per + usize::from(j >= leaves - rem)
-            };
-            fill(self, j, c);
-            placed += c;
-            self.word(self.base(j) + META)
-                .store(c as u64, Ordering::Relaxed);
-        }
-        used
-    }
-
-    /// Sets the fences, index, tail hint and `live_end` of a freshly filled array whose
-    /// first `used` leaves hold elements (empty leaves, if any, first).
-    fn finish(&self, used: usize) {
-        let mut next_lo: Option<K> = None;
-        for j in (0..used).rev() {
-            let mut flags = 0;
-            match next_lo {
-                Some(h) => self.store_at(self.base(j) + FENCES + K::WORDS, h),
-                None => flags |= HI_INF,
-            }
-            if j == 0 {
-                flags |= LO_NEG_INF;
-            } else {
-                let lo = if self.count(j) > 0 {
-                    self.key(j, 0)
-                } else {
-                    next_lo.expect("empty leaves come first")
-                };
-                self.store_at(self.base(j) + FENCES, lo);
-                self.set_index(j, lo);
-                if j == used - 1 {
-                    self.set_tail(lo);
-                }
-                next_lo = Some(lo);
-            }
-            let c = self.count(j) as u64;
-            self.word(self.base(j) + META)
-                .store(c | flags, Ordering::Relaxed);
-        }
-        self.live_end.store(used, Ordering::Relaxed);
-    }
-}
-
-/// Copies the words of `src` to `dst` (same length, two different arrays).
-#[inline(always)]
-fn copy_between(src: &[AtomicU64], dst: &[AtomicU64]) {
-    for (to, from) in dst.iter().zip(src) {
-        to.store(from.load(Ordering::Relaxed), Ordering::Relaxed);
-    }
 }
 
 /// Words `start..start + len` of an array's storage (`Lines` off loom, plain words on it).
@@ -1217,21 +819,6 @@ fn copy_words(ws: &[AtomicU64], src: usize, dst: usize, len: usize) {
     }
 }
 
-/// Upper density bound of the whole array, as a fraction: grow beyond it.
-pub const UPPER_ROOT: (usize, usize) = (3, 4);
-/// Lower density bound of the whole array, as a fraction: shrink below it.
-pub const LOWER_ROOT: (usize, usize) = (1, 4);
-
-/// Whether `total` elements fit a window of `m` leaves at `level` of `height`: the upper
-/// density bound falls linearly from 1 at a leaf to [`UPPER_ROOT`] at the root.
-pub(crate) fn fits(total: usize, m: usize, cap: usize, level: u32, height: u32) -> bool {
-    let (num, den) = UPPER_ROOT;
-    let h = height.max(1) as usize;
-    let l = level as usize;
-    // density <= 1 - (1 - num/den) * l / h
-    total * den * h <= m * cap * (den * h - (den - num) * l)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1262,61 +849,6 @@ mod tests {
     }
 
     #[test]
-    fn growth_sequence_steps_up() {
-        // The shipped `u64 -> u64` leaves (loom and Miri builds use smaller defaults).
-        assert_eq!(wide_capacity::<u64, u64>(62), 94);
-        // 1 KiB narrow leaves: the wide steps start at 4 MiB of them.
-        assert_eq!(fine_growth_leaves::<u64, u64>(62), 4096);
-        for cap in [4usize, 5, 7, 30, 62, 66, 126, 1000] {
-            for fine_from in [1, 4, fine_growth_leaves::<u64, u64>(cap)] {
-                let gr = Growth {
-                    narrow: cap,
-                    wide: wide_capacity::<u64, u64>(cap),
-                    fine_from,
-                };
-                assert!(cap < gr.wide && gr.wide < 2 * cap, "{gr:?}");
-                let mut g = Geometry { leaves: 1, cap };
-                for _ in 0..40 {
-                    let next = gr.up(g);
-                    let (a, b) = (g.leaves * g.cap, next.leaves * next.cap);
-                    if g.leaves < fine_from {
-                        assert_eq!(b, 2 * a, "{g:?} -> {next:?}");
-                    } else {
-                        assert!(a < b && b < 2 * a, "{g:?} -> {next:?}");
-                    }
-                    assert_eq!(gr.larger(g, next), next);
-                    assert_eq!(gr.larger(next, g), next);
-                    g = next;
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn for_len_is_the_smallest_step_at_most_half_full() {
-        for fine_from in [1, 16, 1024] {
-            let gr = Growth {
-                narrow: 62,
-                wide: 94,
-                fine_from,
-            };
-            // Walk the sequence from one leaf, checking each n against it.
-            let mut seq = vec![Geometry { leaves: 1, cap: 62 }];
-            while seq.last().unwrap().leaves < 1 << 12 {
-                seq.push(gr.up(*seq.last().unwrap()));
-            }
-            for n in (0..100_000).step_by(37) {
-                let g = gr.for_len(n);
-                let first = seq
-                    .iter()
-                    .find(|s| s.leaves * s.cap >= 2 * n.max(1))
-                    .unwrap();
-                assert_eq!(g, *first, "n {n}, fine_from {fine_from}");
-            }
-        }
-    }
-
-    #[test]
     fn copy_words_is_copy_within() {
         // Every overlap distance up to N - 1 and every group/remainder split of four.
         const N: usize = if cfg!(miri) { 11 } else { 24 };
@@ -1335,12 +867,5 @@ mod tests {
                 }
             }
         }
-    }
-
-    #[test]
-    fn thresholds() {
-        assert!(!fits(8, 2, 4, 1, 1)); // 8/8 > 3/4 at the root
-        assert!(fits(6, 2, 4, 1, 1));
-        assert!(fits(4, 1, 4, 0, 3));
     }
 }
