@@ -51,7 +51,6 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 /// Locks a `std` mutex that is never held across a loom scheduling point (bookkeeping only).
-#[cfg(any(loom, miri))]
 pub(crate) fn lock_std<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     match m.lock() {
         Ok(g) => g,

@@ -2,7 +2,10 @@
 //! window rebalances, appends, growth and shrinking all happen within a few operations.
 #![cfg(not(loom))]
 
-use cob_tree::{CobTree, MIN_LEAF_CAPACITY, RANGE_CHUNK};
+use cob_tree::{CobTree, MIN_LEAF_CAPACITY};
+
+/// Leaves longer than this hold more than a whole 1 KiB leaf of `u64` pairs.
+const RANGE_CHUNK: usize = 64;
 use proptest::prelude::*;
 use std::collections::BTreeMap;
 use std::ops::Bound;

@@ -98,6 +98,11 @@ impl Lines {
         }
     }
 
+    /// Bytes the allocation asked the global allocator for.
+    pub(super) fn alloc_bytes(&self) -> usize {
+        self.layout.size()
+    }
+
     /// Words `start..start + len` of the lines, as one flat slice.
     ///
     /// # Panics

@@ -2,18 +2,52 @@
 //! writes, and structural changes (window rebalance, append, grow, shrink, clear) under
 //! one structure lock.
 //!
-//! Lock order (deadlock freedom): an in-leaf writer holds at most one leaf lock and never
-//! waits while holding it (a failed `try_lock` makes it drop everything and retry). Only the
-//! holder of `structure` ever holds several leaf locks or waits for one, so no cycle of
-//! waiters can form; it takes a window's leaves in address order within each growing step.
+//! Lock order (deadlock freedom): a thread that does not hold `structure` never waits for
+//! a leaf while holding one: a failed `try_lock` makes it drop every leaf it holds and
+//! retry (in-leaf writers hold one leaf; `pop_*` may hold a few, taken in order). Only the
+//! holder of `structure` waits for leaves while holding others, so no cycle of waiters can
+//! form. Rebuilds (grow, shrink, clear) do not lock the old array's leaves but *freeze*
+//! them: readers go on reading the old array until the new one is published; writers that
+//! reach a frozen leaf wait for the new array.
 
-use super::{Geometry, Growth, Guard, LOWER_ROOT, Pma, Probe, Root, UPPER_ROOT, fits, pin};
+use super::{
+    Geometry, Growth, Guard, Held, LOWER_ROOT, Pma, Probe, Root, UPPER_ROOT, Upsert, collect, fits,
+    pin,
+};
 use crate::key::{Key, Pod};
 use crate::sync::{AtomicU64, Mutex, Ordering, lock, spin_wait};
+use core::borrow::Borrow;
 use core::cmp::Ordering as Cmp;
 use crossbeam_utils::CachePadded;
 
 const LEN_STRIPES: usize = 16;
+
+/// How many empty leaves a `pop_*` passes (holding them locked) before it takes the
+/// structure lock and compacts them away.
+const POP_SCAN: usize = 8;
+
+/// Unlocks a leaf when dropped: a user closure that panics under a leaf lock (`update`,
+/// `retain`, ...) leaves the leaf unlocked and consistent.
+struct LeafLock<'a, K: Key, V: Pod> {
+    pma: &'a Pma<K, V>,
+    j: usize,
+}
+
+impl<K: Key, V: Pod> Drop for LeafLock<'_, K, V> {
+    #[inline(always)]
+    fn drop(&mut self) {
+        self.pma.unlock(self.j);
+    }
+}
+
+/// What one attempt of [`Map::upsert`] on one array did.
+enum Try<F, V> {
+    Done(Option<V>),
+    /// The owning leaf was busy (or frozen): retry from the root.
+    Busy(F),
+    /// The key is absent and its leaf full: the structural path.
+    Full(F),
+}
 
 pub(crate) struct Map<K, V> {
     root: Root<K, V>,
@@ -61,38 +95,94 @@ impl<K: Key, V: Pod> Map<K, V> {
         (s as i64).max(0) as usize
     }
 
+    #[cfg(test)]
     pub(crate) fn guard(&self) -> Guard {
         pin()
     }
 
+    #[cfg(test)]
     pub(crate) fn pma<'g>(&'g self, guard: &'g Guard) -> &'g Pma<K, V> {
         self.root.load(guard)
     }
 
-    pub(crate) fn get(&self, k: &K) -> Option<V> {
+    /// The current array as an iterator holds it.
+    pub(crate) fn acquire(&self) -> Held<'_, K, V> {
+        self.root.acquire()
+    }
+
+    /// Whether `p` is the current array.
+    pub(crate) fn is_current(&self, p: &Pma<K, V>) -> bool {
+        self.root.is_current(p)
+    }
+
+    /// Bytes the map holds on the heap (see `CobTree::heap_bytes`).
+    pub(crate) fn heap_bytes(&self) -> usize {
+        self.root.heap_bytes(&pin())
+    }
+
+    /// Takes the current array out (for a by-value iterator), leaving an empty one.
+    pub(crate) fn take_array(&mut self) -> std::sync::Arc<Pma<K, V>> {
+        let empty = Pma::new_empty(1, self.growth.narrow);
+        self.len.iter().for_each(|c| c.store(0, Ordering::Relaxed));
+        self.root.swap_out(empty)
+    }
+
+    /// Runs `f` on the current array until it answers: once without a pin when the map
+    /// is pinless, then pinned, backing off between attempts.
+    #[inline(always)]
+    fn read<R>(&self, f: impl Fn(&Pma<K, V>) -> Option<R>) -> R {
+        if let Some(pma) = self.root.load_pinless()
+            && let Some(r) = f(pma)
+        {
+            return r;
+        }
+        self.read_pinned(f)
+    }
+
+    #[inline(never)]
+    fn read_pinned<R>(&self, f: impl Fn(&Pma<K, V>) -> Option<R>) -> R {
         let guard = pin();
         let mut spins = 0;
-        'retry: loop {
-            let pma = self.root.load(&guard);
-            let mut j = pma.locate(k);
-            loop {
-                match pma.probe_get(j, k) {
-                    Probe::Here(v) => return v,
-                    Probe::Left if j > 0 => j -= 1,
-                    Probe::Right if j + 1 < pma.leaves() => j += 1,
-                    _ => {
-                        spin_wait(&mut spins);
-                        continue 'retry;
-                    }
-                }
+        loop {
+            if let Some(r) = f(self.root.load(&guard)) {
+                return r;
+            }
+            spin_wait(&mut spins);
+        }
+    }
+
+    /// The stored key and value of `k` (`None` inside: absent); `None`: busy.
+    #[inline(always)]
+    fn get_in<Q: ?Sized + Ord>(pma: &Pma<K, V>, k: &Q) -> Option<Option<(K, V)>>
+    where
+        K: Borrow<Q>,
+    {
+        let mut j = pma.locate(k);
+        loop {
+            match pma.probe_get(j, k) {
+                Probe::Here(v) => return Some(v),
+                Probe::Left if j > 0 => j -= 1,
+                Probe::Right if j + 1 < pma.leaves() => j += 1,
+                _ => return None,
             }
         }
     }
 
-    /// Locks the leaf that owns `k` in the current array, or returns `None` after backing
-    /// off when it is busy (the caller retries from the root).
-    fn lock_owner<'g>(&'g self, k: &K, guard: &'g Guard) -> Option<(&'g Pma<K, V>, usize)> {
-        let pma = self.root.load(guard);
+    #[inline]
+    pub(crate) fn get<Q: ?Sized + Ord>(&self, k: &Q) -> Option<(K, V)>
+    where
+        K: Borrow<Q>,
+    {
+        self.read(|pma| Self::get_in(pma, k))
+    }
+
+    /// Locks the leaf that owns `k` in `pma`, or `None` when a leaf on the way is busy or
+    /// frozen (the caller backs off and retries from the root).
+    #[inline(always)]
+    fn lock_owner<Q: ?Sized + Ord>(pma: &Pma<K, V>, k: &Q) -> Option<usize>
+    where
+        K: Borrow<Q>,
+    {
         let mut j = pma.locate(k);
         pma.prefetch_leaf(j);
         loop {
@@ -100,7 +190,7 @@ impl<K: Key, V: Pod> Map<K, V> {
                 return None;
             }
             match pma.owns_locked(j, k) {
-                Cmp::Equal => return Some((pma, j)),
+                Cmp::Equal => return Some(j),
                 Cmp::Less => {
                     pma.unlock(j);
                     j -= 1;
@@ -113,35 +203,75 @@ impl<K: Key, V: Pod> Map<K, V> {
         }
     }
 
-    pub(crate) fn insert(&self, k: K, v: V) -> Option<V> {
-        let guard = pin();
-        let mut spins = 0;
-        loop {
-            let Some((pma, j)) = self.lock_owner(&k, &guard) else {
-                spin_wait(&mut spins);
-                continue;
-            };
-            let r = pma.leaf_insert(j, k, v);
-            pma.unlock(j);
-            match r {
-                Ok(old) => {
-                    if old.is_none() {
-                        self.add_len(j, 1);
-                    }
-                    return old;
-                }
-                Err(()) => return self.insert_slow(k, v, &guard),
+    /// Inserts or updates `k` atomically: `f(old)` (run once, under the leaf's lock) says
+    /// what to store, `None` for nothing. Returns the old value.
+    #[inline]
+    pub(crate) fn upsert<F: FnOnce(Option<V>) -> Option<V>>(&self, k: K, f: F) -> Option<V> {
+        let mut f = f;
+        if let Some(pma) = self.root.load_pinless() {
+            match self.try_upsert(pma, k, f) {
+                Try::Done(old) => return old,
+                Try::Busy(g) => f = g,
+                Try::Full(g) => return self.upsert_slow(k, g, pin()),
             }
+        }
+        self.upsert_pinned(k, f)
+    }
+
+    #[inline(always)]
+    fn try_upsert<F: FnOnce(Option<V>) -> Option<V>>(
+        &self,
+        pma: &Pma<K, V>,
+        k: K,
+        f: F,
+    ) -> Try<F, V> {
+        let Some(j) = Self::lock_owner(pma, &k) else {
+            return Try::Busy(f);
+        };
+        let lock = LeafLock { pma, j };
+        let r = pma.leaf_upsert(j, k, f);
+        drop(lock);
+        match r {
+            Upsert::Done(old, added) => {
+                if added {
+                    self.add_len(j, 1);
+                }
+                Try::Done(old)
+            }
+            Upsert::Full(f) => Try::Full(f),
         }
     }
 
-    /// Insert that needs room: under the structure lock, append a leaf, rebalance the
+    #[inline(never)]
+    fn upsert_pinned<F: FnOnce(Option<V>) -> Option<V>>(&self, k: K, f: F) -> Option<V> {
+        let guard = pin();
+        let mut spins = 0;
+        let mut f = f;
+        loop {
+            match self.try_upsert(self.root.load(&guard), k, f) {
+                Try::Done(old) => return old,
+                Try::Busy(g) => f = g,
+                Try::Full(g) => return self.upsert_slow(k, g, guard),
+            }
+            spin_wait(&mut spins);
+        }
+    }
+
+    /// Upsert that may need room: under the structure lock, with the owning leaf locked,
+    /// run `f` and, if it asks to insert and the leaf is full, append a leaf, rebalance the
     /// smallest window that fits, or grow the array.
-    fn insert_slow(&self, k: K, v: V, guard: &Guard) -> Option<V> {
-        let _s = lock(&self.structure);
-        // Only the structure-lock holder replaces the root or moves fences, so both are
-        // stable from here on; in-leaf writers only change counts and cells.
-        let pma = self.root.load(guard);
+    #[inline(never)]
+    fn upsert_slow<F: FnOnce(Option<V>) -> Option<V>>(
+        &self,
+        k: K,
+        f: F,
+        guard: Guard,
+    ) -> Option<V> {
+        let s = lock(&self.structure);
+        // Only the structure-lock holder replaces the root, freezes or moves fences, so the
+        // array is current and unfrozen and its fences are stable from here on; in-leaf
+        // writers only change counts and cells.
+        let pma = self.root.load(&guard);
         let mut j = pma.locate(&k);
         loop {
             pma.lock_spin(j);
@@ -157,19 +287,39 @@ impl<K: Key, V: Pod> Map<K, V> {
                 }
             }
         }
-        if let Ok(old) = pma.leaf_insert(j, k, v) {
-            pma.unlock(j);
-            if old.is_none() {
-                self.add_len(j, 1);
+        let lock = LeafLock { pma, j };
+        let f = match pma.leaf_upsert(j, k, f) {
+            Upsert::Done(old, added) => {
+                drop(lock);
+                if added {
+                    self.add_len(j, 1);
+                }
+                return old;
             }
-            return old;
-        }
+            Upsert::Full(f) => f,
+        };
+        // Absent, and no room: `f` decides now (once, with the leaf locked).
+        let v = f(None)?;
+        core::mem::forget(lock);
         self.add_len(j, 1);
         if pma.can_append(j, &k) {
             pma.open_next_leaf(j, k, v);
             pma.unlock(j);
             return None;
         }
+        if self.insert_rebalance(pma, j, k, v) {
+            return None;
+        }
+        drop(s);
+        drop(guard);
+        collect();
+        None
+    }
+
+    /// Makes room for `(k, v)` in the window around locked leaf `j` (structure lock held):
+    /// rebalances the smallest window within its density bound (true), or grows the array
+    /// (false: the caller runs [`collect`] once it has unpinned).
+    fn insert_rebalance(&self, pma: &Pma<K, V>, j: usize, k: K, v: V) -> bool {
         let append = pma.is_tail_append(j, &k);
         let (num, den) = UPPER_ROOT;
         let (mut lo, mut hi) = (j, j + 1);
@@ -187,12 +337,13 @@ impl<K: Key, V: Pod> Map<K, V> {
             if fits(total, b - a, pma.cap(), level, height) {
                 pma.redistribute(a, b, Some((k, v)));
                 (a..b).for_each(|i| pma.unlock(i));
-                return None;
+                return true;
             }
         }
-        (0..lo).for_each(|i| pma.lock_spin(i));
-        (hi..pma.leaves()).for_each(|i| pma.lock_spin(i));
-        // Every leaf is locked and the whole array is too dense: grow.
+        // The whole array is too dense: grow. The leaves held stay unchanged and are
+        // frozen as they are unlocked; the rest are frozen (waiting for their writers).
+        (lo..hi).for_each(|i| pma.unlock_frozen(i));
+        (0..lo).chain(hi..pma.leaves()).for_each(|i| pma.freeze(i));
         let n = pma.count_range(0, pma.leaves()) + 1;
         // One step up the growth sequence (x2; or x1.5 or x1.33 once the array is large: from
         // the root bound of 3/4 that is a density of 3/8, about 1/2 or 4/7), more only if that
@@ -205,41 +356,96 @@ impl<K: Key, V: Pod> Map<K, V> {
         let at = (j, pma.insert_pos(j, &k));
         let new = pma.rebuild(to, Some(((k, v), at)), append);
         debug_assert_eq!(n, new.count_range(0, new.live_end()));
-        self.root.replace(new, guard);
-        None
+        self.root.replace(new, &pin());
+        false
     }
 
-    pub(crate) fn remove(&self, k: &K) -> Option<V> {
+    /// Locks the owner of `k` and runs `op` on it; then accounts for a removal and shrinks
+    /// if the array became sparse. `op` returns the removed element and the leaf's count.
+    #[inline]
+    fn remove_with<Q: ?Sized + Ord>(
+        &self,
+        k: &Q,
+        op: impl Fn(&Pma<K, V>, usize) -> Option<(K, V, usize)>,
+    ) -> Option<(K, V)>
+    where
+        K: Borrow<Q>,
+    {
+        if let Some(pma) = self.root.load_pinless()
+            && let Some(j) = Self::lock_owner(pma, k)
+        {
+            let r = op(pma, j);
+            pma.unlock(j);
+            let (rk, rv, left) = r?;
+            self.removed(j, left, pma.geometry());
+            return Some((rk, rv));
+        }
         let guard = pin();
         let mut spins = 0;
-        let (pma, j) = loop {
-            match self.lock_owner(k, &guard) {
-                Some(x) => break x,
-                None => spin_wait(&mut spins),
+        let (r, j, geo) = loop {
+            let pma = self.root.load(&guard);
+            if let Some(j) = Self::lock_owner(pma, k) {
+                let r = op(pma, j);
+                pma.unlock(j);
+                break (r, j, pma.geometry());
             }
+            spin_wait(&mut spins);
         };
-        let r = pma.leaf_remove(j, k);
-        pma.unlock(j);
-        let (old, left) = r?;
+        drop(guard);
+        let (rk, rv, left) = r?;
+        self.removed(j, left, geo);
+        Some((rk, rv))
+    }
+
+    #[inline(always)]
+    fn removed(&self, j: usize, left: usize, geo: Geometry) {
         self.add_len(j, -1);
         // A sparse leaf is the cheap hint to check the whole array's density.
-        if left * LOWER_ROOT.1 < pma.cap() * LOWER_ROOT.0
-            && (pma.leaves() > self.min_leaves || pma.cap() != self.growth.narrow)
-            && self.len() * LOWER_ROOT.1 < pma.leaves() * pma.cap() * LOWER_ROOT.0
-        {
-            self.shrink(&guard);
+        if left * LOWER_ROOT.1 < geo.cap * LOWER_ROOT.0 && self.may_shrink(geo) {
+            self.shrink();
         }
-        Some(old)
+    }
+
+    /// Whether an array of geometry `geo` is below the lower root density and above the
+    /// floor.
+    fn may_shrink(&self, geo: Geometry) -> bool {
+        (geo.leaves > self.min_leaves || geo.cap != self.growth.narrow)
+            && self.len() * LOWER_ROOT.1 < geo.leaves * geo.cap * LOWER_ROOT.0
+    }
+
+    /// Replaces the value of `k` by `f(&old)` under its leaf's lock: `(old, new)`.
+    pub(crate) fn update<Q: ?Sized + Ord>(&self, k: &Q, f: impl FnOnce(&V) -> V) -> Option<(V, V)>
+    where
+        K: Borrow<Q>,
+    {
+        let guard = pin();
+        let mut spins = 0;
+        loop {
+            let pma = self.root.load(&guard);
+            if let Some(j) = Self::lock_owner(pma, k) {
+                // Unlocks after `f` ran (or as it unwinds).
+                let _lock = LeafLock { pma, j };
+                return pma.leaf_update(j, k, f);
+            }
+            spin_wait(&mut spins);
+        }
+    }
+
+    pub(crate) fn remove<Q: ?Sized + Ord>(&self, k: &Q) -> Option<(K, V)>
+    where
+        K: Borrow<Q>,
+    {
+        self.remove_with(k, |pma, j| pma.leaf_remove(j, k))
     }
 
     /// Rebuilds the array smaller if it is below the lower root density.
-    fn shrink(&self, guard: &Guard) {
-        let _s = lock(&self.structure);
-        let pma = self.root.load(guard);
-        (0..pma.leaves()).for_each(|i| pma.lock_spin(i));
-        let n = pma.count_range(0, pma.leaves());
+    #[inline(never)]
+    fn shrink(&self) {
+        let guard = pin();
+        let s = lock(&self.structure);
+        let pma = self.root.load(&guard);
+        let n = pma.count_range(0, pma.live_end());
         if n * LOWER_ROOT.1 >= pma.leaves() * pma.cap() * LOWER_ROOT.0 {
-            (0..pma.leaves()).for_each(|i| pma.unlock(i));
             return;
         }
         let floor = Geometry {
@@ -248,42 +454,49 @@ impl<K: Key, V: Pod> Map<K, V> {
         };
         let to = self.growth.larger(self.growth.for_len(n), floor);
         if self.growth.larger(to, pma.geometry()) == to {
-            (0..pma.leaves()).for_each(|i| pma.unlock(i));
+            return;
+        }
+        (0..pma.leaves()).for_each(|i| pma.freeze(i));
+        // Counted again now that nothing can change.
+        let n = pma.count_range(0, pma.leaves());
+        let to = self.growth.larger(self.growth.for_len(n), floor);
+        if self.growth.larger(to, pma.geometry()) == to {
+            (0..pma.leaves()).for_each(|i| pma.thaw(i));
             return;
         }
         let new = pma.rebuild(to, None, false);
-        self.root.replace(new, guard);
+        self.root.replace(new, &guard);
+        drop(s);
+        drop(guard);
+        collect();
     }
 
     pub(crate) fn clear(&self) {
         let guard = pin();
-        let _s = lock(&self.structure);
+        let s = lock(&self.structure);
         let pma = self.root.load(&guard);
-        (0..pma.leaves()).for_each(|i| pma.lock_spin(i));
+        (0..pma.leaves()).for_each(|i| pma.freeze(i));
         let n = pma.count_range(0, pma.leaves());
         self.add_len(0, -(n as i64));
         self.root
             .replace(Pma::new_empty(self.min_leaves, self.growth.narrow), &guard);
+        drop(s);
+        drop(guard);
+        collect();
     }
 
     /// The first or last element, linearizable by double collect: the leaves scanned to
     /// reach it are re-checked unchanged (versions only grow, so an equal sum means every
     /// one is equal), so at one moment between the two passes they held exactly this.
     pub(crate) fn edge(&self, front: bool) -> Option<(K, V)> {
-        let guard = pin();
-        let mut spins = 0;
-        'retry: loop {
-            let pma = self.root.load(&guard);
+        self.read(|pma| {
             let live = pma.live_end();
             let mut sum = 0u64;
             let mut found = None;
             let mut last = 0;
             for i in 0..live {
                 let j = if front { i } else { live - 1 - i };
-                let Some((ver, e)) = pma.probe_edge(j, front) else {
-                    spin_wait(&mut spins);
-                    continue 'retry;
-                };
+                let (ver, e) = pma.probe_edge(j, front)?;
                 sum = sum.wrapping_add(ver);
                 last = i;
                 if e.is_some() {
@@ -298,14 +511,154 @@ impl<K: Key, V: Pod> Map<K, V> {
             }
             // An unchanged `live_end` matters for `last`: a new leaf past it would hold
             // larger keys (and opening it bumps the old last leaf's version anyway).
-            if again == sum && pma.live_end() == live {
-                return found;
+            (again == sum && pma.live_end() == live).then_some(found)
+        })
+    }
+
+    /// Removes the first (`front`) or last element atomically: the leaves before it are
+    /// locked and seen empty while it is taken from its leaf.
+    pub(crate) fn pop(&self, front: bool) -> Option<(K, V)> {
+        let r = {
+            let guard = pin();
+            let mut spins = 0;
+            loop {
+                let pma = self.root.load(&guard);
+                match Self::try_pop(pma, front) {
+                    Ok(r) => break r.map(|(k, v, j, left)| (k, v, j, left, pma.geometry())),
+                    Err(true) => spin_wait(&mut spins),
+                    Err(false) => break self.pop_slow(front, &guard),
+                }
             }
-            spin_wait(&mut spins);
+        };
+        let (k, v, j, left, geo) = r?;
+        self.removed(j, left, geo);
+        Some((k, v))
+    }
+
+    /// One attempt at a pop holding leaves by `try_lock` only: `Err(true)`: busy, retry;
+    /// `Err(false)`: more than [`POP_SCAN`] empty leaves, take the slow path.
+    fn try_pop(pma: &Pma<K, V>, front: bool) -> Result<Option<(K, V, usize, usize)>, bool> {
+        let live = pma.live_end();
+        let order = |i: usize| if front { i } else { live - 1 - i };
+        let release = |upto: usize| (0..upto).for_each(|i| pma.unlock(order(i)));
+        for i in 0..live {
+            let j = order(i);
+            if !pma.try_lock(j) {
+                release(i);
+                return Err(true);
+            }
+            // From the back the first leaf must still be the last one that owns keys.
+            if !front && i == 0 && !pma.is_last_locked(j) {
+                release(1);
+                return Err(true);
+            }
+            if let Some((k, v, left)) = pma.leaf_pop(j, front) {
+                release(i + 1);
+                return Ok(Some((k, v, j, left)));
+            }
+            let end = if front { pma.is_last_locked(j) } else { j == 0 };
+            if end {
+                release(i + 1);
+                return Ok(None);
+            }
+            if i >= POP_SCAN {
+                release(i + 1);
+                return Err(false);
+            }
+        }
+        release(live);
+        Err(true)
+    }
+
+    /// A pop under the structure lock, which then compacts the empty leaves it passed.
+    #[allow(clippy::type_complexity)]
+    fn pop_slow(&self, front: bool, guard: &Guard) -> Option<(K, V, usize, usize, Geometry)> {
+        let _s = lock(&self.structure);
+        let pma = self.root.load(guard);
+        let live = pma.live_end();
+        let order = |i: usize| if front { i } else { live - 1 - i };
+        let mut r = None;
+        let mut passed = 0;
+        for i in 0..live {
+            let j = order(i);
+            pma.lock_spin(j);
+            passed = i + 1;
+            if let Some((k, v, left)) = pma.leaf_pop(j, front) {
+                r = Some((k, v, j, left, pma.geometry()));
+                break;
+            }
+        }
+        (0..passed).for_each(|i| pma.unlock(order(i)));
+        if passed > POP_SCAN {
+            let (a, b) = if front {
+                (0, passed)
+            } else {
+                (live - passed, live)
+            };
+            self.compact(pma, a, b);
+        }
+        r
+    }
+
+    /// Spreads the smallest aligned window covering leaves `a..b` that has at least one
+    /// element per leaf evenly over it, so no leaf in it stays empty (structure lock held).
+    fn compact(&self, pma: &Pma<K, V>, a: usize, b: usize) {
+        let mut level = 0;
+        while (a >> level) != ((b - 1) >> level) {
+            level += 1;
+        }
+        let height = pma.leaves().trailing_zeros();
+        while level <= height {
+            let wa = (a >> level) << level;
+            let wb = wa + (1 << level);
+            (wa..wb).for_each(|i| pma.lock_spin(i));
+            let total = pma.count_range(wa, wb.min(pma.live_end()));
+            if total >= wb - wa {
+                pma.redistribute(wa, wb, None);
+                (wa..wb).for_each(|i| pma.unlock(i));
+                return;
+            }
+            (wa..wb).for_each(|i| pma.unlock(i));
+            level += 1;
+        }
+    }
+
+    /// Keeps the elements for which `f` is true, leaf by leaf (each under its lock).
+    pub(crate) fn retain(&self, f: &mut impl FnMut(&K, &V) -> bool) {
+        let mut from: Option<K> = None;
+        loop {
+            let guard = pin();
+            let mut spins = 0;
+            let (removed, hi, j, geo) = loop {
+                let pma = self.root.load(&guard);
+                let j = match &from {
+                    None => pma.try_lock(0).then_some(0),
+                    Some(k) => Self::lock_owner(pma, k),
+                };
+                if let Some(j) = j {
+                    let lock = LeafLock { pma, j };
+                    let start = from.as_ref().map_or(0, |k| pma.insert_pos(j, k));
+                    let removed = pma.leaf_retain(j, start, f);
+                    let hi = pma.hi_locked(j);
+                    drop(lock);
+                    break (removed, hi, j, pma.geometry());
+                }
+                spin_wait(&mut spins);
+            };
+            drop(guard);
+            if removed > 0 {
+                self.add_len(j, -(removed as i64));
+                if self.may_shrink(geo) {
+                    self.shrink();
+                }
+            }
+            match hi {
+                Some(h) => from = Some(h),
+                None => return,
+            }
         }
     }
 }
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -27,19 +27,25 @@
 pub(crate) mod geometry;
 mod hint;
 pub(crate) mod map;
+mod read;
 mod rebuild;
 mod root;
+mod write;
 
+use geometry::leaf_words;
 pub use geometry::{
     FINE_GROWTH_BYTES, LEAF_BYTES, LOWER_ROOT, MAX_LEAF_CAPACITY, MIN_LEAF_CAPACITY, UPPER_ROOT,
     WIDE_LEAF_FACTOR,
 };
 pub(crate) use geometry::{Geometry, Growth, default_leaf_capacity, fits};
-use geometry::{append_fill, leaf_words};
-pub(crate) use root::{Guard, Root, pin, repin};
+pub(crate) use read::Seek;
+pub use root::KEPT_ARRAY_BYTES;
+pub(crate) use root::{Guard, Held, Root, collect, pin};
+pub(crate) use write::Upsert;
 
 use crate::key::{Key, Pod};
 use crate::sync::{AtomicU64, AtomicUsize, Ordering, fence};
+use core::borrow::Borrow;
 use core::cmp::Ordering as Cmp;
 use core::marker::PhantomData;
 
@@ -84,24 +90,17 @@ const COUNT_MASK: u64 = u32::MAX as u64;
 const LO_NEG_INF: u64 = 1 << 32;
 const HI_INF: u64 = 1 << 33;
 
-/// Elements a range iterator copies out of a leaf per validated read (a whole leaf of
-/// `u64` pairs; leaves of smaller elements are read in several runs).
-pub const RANGE_CHUNK: usize = 64;
+/// The version bit of a *frozen* leaf: a rebuild (growth, shrink, clear) sets it on every
+/// leaf of the old array before copying it. Writers refuse a frozen leaf (they wait for the
+/// new array); readers ignore the bit, so they keep reading the old array, whose contents no
+/// longer change, until the new one is published. Bit 0 is the write lock; writes add 2, so
+/// the count never reaches this bit.
+pub(crate) const FROZEN: u64 = 1 << 63;
 
-/// A validated run of one leaf's elements, held inline (a range allocates nothing).
-pub(crate) struct Snapshot<K, V> {
-    pub(crate) items: [(K, V); RANGE_CHUNK],
-    pub(crate) len: usize,
-}
-
-impl<K: Pod, V: Pod> Snapshot<K, V> {
-    pub(crate) fn new() -> Self {
-        Snapshot {
-            items: [(K::from_words([0; 2]), V::from_words([0; 2])); RANGE_CHUNK],
-            len: 0,
-        }
-    }
-}
+/// Arrays up to this many bytes are not prefetched: they sit in a core's L2 cache
+/// (512 KiB on the machine measured), where a prefetch only costs instructions (about 60 of
+/// the 300 a `get` on a 100-key map cost before this bound).
+const PREFETCH_MIN_BYTES: usize = 256 << 10;
 
 /// What one validated look at a leaf says.
 pub(crate) enum Probe<T> {
@@ -131,7 +130,33 @@ pub(crate) struct Pma<K, V> {
     /// The lower fence of leaf `live_end - 1` (a hint, like the index): appends find their
     /// leaf with one comparison instead of a search.
     tail_lo: [AtomicU64; 2],
+    /// Whether reads and writes prefetch (the array is larger than [`PREFETCH_MIN_BYTES`]).
+    prefetch: bool,
     _kv: PhantomData<fn() -> (K, V)>,
+}
+
+impl<K, V> Pma<K, V> {
+    /// Bytes of the leaf lines (what [`KEPT_ARRAY_BYTES`] bounds).
+    pub(crate) fn lines_bytes(&self) -> usize {
+        self.leaves * self.stride * 8
+    }
+
+    /// Bytes this array allocated: its lines and its index, as the allocator was asked.
+    pub(crate) fn heap_bytes(&self) -> usize {
+        store_bytes(&self.lines) + store_bytes(&self.index)
+    }
+}
+
+/// Bytes the allocation of `store` asked for.
+fn store_bytes(store: &Store) -> usize {
+    #[cfg(not(loom))]
+    {
+        store.alloc_bytes()
+    }
+    #[cfg(loom)]
+    {
+        store.len() * core::mem::size_of::<AtomicU64>()
+    }
 }
 
 impl<K: Key, V: Pod> Pma<K, V> {
@@ -147,7 +172,7 @@ impl<K: Key, V: Pod> Pma<K, V> {
             .checked_mul(stride)
             .expect("CobTree capacity overflows usize");
         let lines = zeroed_lines(words / WORDS_PER_LINE);
-        let index = zeroed_lines((leaves * K::WORDS).div_ceil(WORDS_PER_LINE));
+        let index = zeroed_lines((leaves * K::WORDS).div_ceil(WORDS_PER_LINE).max(1));
         let pma = Pma {
             lines,
             index,
@@ -157,6 +182,7 @@ impl<K: Key, V: Pod> Pma<K, V> {
             stride,
             live_end: AtomicUsize::new(1),
             tail_lo: [AtomicU64::new(0), AtomicU64::new(0)],
+            prefetch: words * 8 > PREFETCH_MIN_BYTES,
             _kv: PhantomData,
         };
         for p in 1..leaves {
@@ -329,12 +355,32 @@ impl<K: Key, V: Pod> Pma<K, V> {
         self.load_at(self.base(j) + FENCES + K::WORDS)
     }
 
-    /// Where `k` lies relative to leaf `j`'s fences (`meta` read with them).
+    /// Where `k` lies relative to leaf `j`'s fences (`meta` read with them): the leaf owns
+    /// the keys in `[lo, hi)`.
     #[inline(always)]
-    fn owns(&self, j: usize, meta: u64, k: &K) -> Cmp {
-        if meta & LO_NEG_INF == 0 && *k < self.lo(j) {
+    fn owns<Q: ?Sized + Ord>(&self, j: usize, meta: u64, k: &Q) -> Cmp
+    where
+        K: Borrow<Q>,
+    {
+        if meta & LO_NEG_INF == 0 && k < self.lo(j).borrow() {
             Cmp::Less
-        } else if meta & HI_INF == 0 && *k >= self.hi(j) {
+        } else if meta & HI_INF == 0 && k >= self.hi(j).borrow() {
+            Cmp::Greater
+        } else {
+            Cmp::Equal
+        }
+    }
+
+    /// Where the position just below `k` lies relative to leaf `j`'s fences: the leaf
+    /// holds the keys below `k` nearest to it when `lo < k <= hi` (a backward scan).
+    #[inline(always)]
+    fn owns_below<Q: ?Sized + Ord>(&self, j: usize, meta: u64, k: &Q) -> Cmp
+    where
+        K: Borrow<Q>,
+    {
+        if meta & LO_NEG_INF == 0 && k <= self.lo(j).borrow() {
+            Cmp::Less
+        } else if meta & HI_INF == 0 && k > self.hi(j).borrow() {
             Cmp::Greater
         } else {
             Cmp::Equal
@@ -355,21 +401,31 @@ impl<K: Key, V: Pod> Pma<K, V> {
         (v & 1 == 0).then_some(v)
     }
 
-    /// Ends a read begun at version `v`: true if nothing changed the leaf meanwhile.
+    /// Ends a read begun at version `v`: true if nothing changed the leaf meanwhile (being
+    /// frozen changes nothing in it).
     #[inline(always)]
     fn read_end(&self, j: usize, v: u64) -> bool {
         // Pairs with the writer's release fence after locking: if any word read above was
         // written by a later writer, this load sees that writer's odd version (or later).
         fence(Ordering::Acquire);
+        (self.version(j).load(Ordering::Relaxed) ^ v) & !FROZEN == 0
+    }
+
+    /// Ends a read begun at version `v` exactly: true if the leaf did not change and was
+    /// not frozen meanwhile (iterators, which must also notice that the array is retiring).
+    #[inline(always)]
+    pub(crate) fn still(&self, j: usize, v: u64) -> bool {
+        fence(Ordering::Acquire);
         self.version(j).load(Ordering::Relaxed) == v
     }
 
-    /// Tries to lock leaf `j` for writing.
+    /// Tries to lock leaf `j` for writing; fails while another writer holds it and for good
+    /// once it is frozen.
     #[inline(always)]
     pub(crate) fn try_lock(&self, j: usize) -> bool {
         let ver = self.version(j);
         let v = ver.load(Ordering::Relaxed);
-        if v & 1 == 1
+        if v & (1 | FROZEN) != 0
             || ver
                 .compare_exchange(v, v + 1, Ordering::Acquire, Ordering::Relaxed)
                 .is_err()
@@ -391,14 +447,51 @@ impl<K: Key, V: Pod> Pma<K, V> {
         }
     }
 
-    /// Unlocks leaf `j`; the version moves to the next even number (64 bits, +2 per write:
-    /// it would take centuries of writes to one leaf to wrap).
+    /// Unlocks leaf `j`; the version moves to the next even number (63 bits, +2 per write:
+    /// it would take centuries of writes to one leaf to reach [`FROZEN`]).
     #[inline(always)]
     pub(crate) fn unlock(&self, j: usize) {
         let ver = self.version(j);
         let v = ver.load(Ordering::Relaxed);
         debug_assert!(v & 1 == 1, "unlocking a leaf that is not locked");
         ver.store(v + 1, Ordering::Release);
+    }
+
+    /// Freezes leaf `j` (see [`FROZEN`]), waiting for the in-leaf writer that holds it, if
+    /// any (it never waits while holding it). Only the structure-lock holder freezes.
+    pub(crate) fn freeze(&self, j: usize) {
+        let ver = self.version(j);
+        let mut spins = 0;
+        loop {
+            let v = ver.load(Ordering::Relaxed);
+            // Acquire: the copy that follows sees every write of the last writer.
+            if v & 1 == 0
+                && ver
+                    .compare_exchange(v, v | FROZEN, Ordering::Acquire, Ordering::Relaxed)
+                    .is_ok()
+            {
+                return;
+            }
+            crate::sync::spin_wait(&mut spins);
+        }
+    }
+
+    /// Unlocks leaf `j` (held by the caller, which changed nothing in it) and freezes it in
+    /// the same store.
+    pub(crate) fn unlock_frozen(&self, j: usize) {
+        let ver = self.version(j);
+        let v = ver.load(Ordering::Relaxed);
+        debug_assert!(v & 1 == 1, "unlocking a leaf that is not locked");
+        ver.store((v + 1) | FROZEN, Ordering::Release);
+    }
+
+    /// Undoes [`freeze`](Self::freeze) of a leaf nothing was copied from (a shrink that
+    /// turned out not to be needed): writers may use it again.
+    pub(crate) fn thaw(&self, j: usize) {
+        let ver = self.version(j);
+        let v = ver.load(Ordering::Relaxed);
+        debug_assert!(v & FROZEN != 0, "thawing a leaf that is not frozen");
+        ver.store((v & !FROZEN) + 2, Ordering::Release);
     }
 
     // ----- index -------------------------------------------------------------------------
@@ -438,7 +531,10 @@ impl<K: Key, V: Pod> Pma<K, V> {
     /// The leaf the index says owns `k`: the last live leaf whose lower fence is `<= k`.
     /// A hint only (the index may be mid-update); callers validate with the fences.
     #[inline]
-    pub(crate) fn locate(&self, k: &K) -> usize {
+    pub(crate) fn locate<Q: ?Sized + Ord>(&self, k: &Q) -> usize
+    where
+        K: Borrow<Q>,
+    {
         let live = self.live_end.load(Ordering::Relaxed).max(1);
         if live == 1 {
             return 0;
@@ -447,7 +543,7 @@ impl<K: Key, V: Pod> Pma<K, V> {
         for (i, x) in w.iter_mut().enumerate().take(K::WORDS) {
             *x = self.tail_lo[i].load(Ordering::Relaxed);
         }
-        if *k >= K::from_words(w) {
+        if k >= K::from_words(w).borrow() {
             return live - 1;
         }
         // `height` levels of a perfect tree of `leaves - 1` nodes: `p < leaves` throughout,
@@ -455,14 +551,20 @@ impl<K: Key, V: Pod> Pma<K, V> {
         let idx = self.index_span(0, self.leaves * K::WORDS);
         let mask = self.leaves - 1;
         let mut p = 1usize;
-        for _ in 0..self.height {
-            // The 16 great-great-grandchildren of `p` are contiguous (two lines for one
-            // word keys, aligned): start fetching them now. Past the last levels this
-            // points beyond the index, which a prefetch tolerates.
-            for line in 0..2 * K::WORDS {
-                hint::prefetch_at(idx, 16 * p * K::WORDS + WORDS_PER_LINE * line);
+        if self.prefetch {
+            for _ in 0..self.height {
+                // The 16 great-great-grandchildren of `p` are contiguous (two lines for one
+                // word keys, aligned): start fetching them now. Past the last levels this
+                // points beyond the index, which a prefetch tolerates.
+                for line in 0..2 * K::WORDS {
+                    hint::prefetch_at(idx, 16 * p * K::WORDS + WORDS_PER_LINE * line);
+                }
+                p = 2 * p + usize::from(load::<K>(idx, p & mask).borrow() <= k);
             }
-            p = 2 * p + usize::from(load::<K>(idx, p & mask) <= *k);
+        } else {
+            for _ in 0..self.height {
+                p = 2 * p + usize::from(load::<K>(idx, p & mask).borrow() <= k);
+            }
         }
         let p = p >> (p.trailing_ones() + 1);
         let leaf = if p == 0 { mask } else { self.rank_of_pos(p) };
@@ -480,6 +582,9 @@ impl<K: Key, V: Pod> Pma<K, V> {
     /// keys and shifts values: one memory round trip instead of several).
     #[inline(always)]
     pub(crate) fn prefetch_leaf(&self, j: usize) {
+        if !self.prefetch {
+            return;
+        }
         let first = self.base(j);
         let leaf = self.span(first, self.stride);
         for line in leaf.chunks_exact(WORDS_PER_LINE) {
@@ -490,246 +595,14 @@ impl<K: Key, V: Pod> Pma<K, V> {
     /// Starts loading leaf `j`'s header and key lines in parallel.
     #[inline(always)]
     pub(crate) fn prefetch_keys(&self, j: usize) {
+        if !self.prefetch {
+            return;
+        }
         let first = self.base(j);
         let end = self.key_off(j, self.cap);
         for line in self.span(first, end - first).chunks(WORDS_PER_LINE) {
             hint::prefetch(&line[0]);
         }
-    }
-
-    // ----- validated reads ---------------------------------------------------------------
-
-    /// Looks `k` up in leaf `j`.
-    #[inline]
-    pub(crate) fn probe_get(&self, j: usize, k: &K) -> Probe<Option<V>> {
-        self.prefetch_keys(j);
-        let Some(v) = self.read_begin(j) else {
-            return Probe::Busy;
-        };
-        let meta = self.meta(j);
-        let side = self.owns(j, meta, k);
-        let mut found = None;
-        if side == Cmp::Equal {
-            let n = self.count_of(meta);
-            let (ks, vs) = self.cells(j);
-            if n > 0 {
-                let s = search(ks, n, k);
-                if load::<K>(ks, s) == *k {
-                    found = Some(load::<V>(vs, s));
-                }
-            }
-        }
-        if !self.read_end(j, v) {
-            return Probe::Busy;
-        }
-        match side {
-            Cmp::Less => Probe::Left,
-            Cmp::Greater => Probe::Right,
-            Cmp::Equal => Probe::Here(found),
-        }
-    }
-
-    /// Copies up to [`RANGE_CHUNK`] elements of leaf `j` that satisfy `from`, in order,
-    /// into `out` (emptied first). `Here((hi, more))`: the leaf owns `from`'s key; `hi` is
-    /// its upper fence (`None`: +inf), `more` says the leaf has elements past the copy.
-    pub(crate) fn probe_range(
-        &self,
-        j: usize,
-        from: core::ops::Bound<&K>,
-        out: &mut Snapshot<K, V>,
-    ) -> Probe<(Option<K>, bool)> {
-        use core::ops::Bound;
-        out.len = 0;
-        let Some(v) = self.read_begin(j) else {
-            return Probe::Busy;
-        };
-        let meta = self.meta(j);
-        let side = match from {
-            Bound::Unbounded if meta & LO_NEG_INF != 0 => Cmp::Equal,
-            Bound::Unbounded => Cmp::Less,
-            Bound::Included(k) | Bound::Excluded(k) => self.owns(j, meta, k),
-        };
-        let hi = (meta & HI_INF == 0).then(|| self.hi(j));
-        let mut more = false;
-        if side == Cmp::Equal {
-            let n = self.count_of(meta);
-            let (ks, vs) = self.cells(j);
-            // Keys are sorted in the leaf: skip to the first one `from` admits, then copy
-            // a run with no per-element test. (Unvalidated keys only steer indices that
-            // stay below `n`; the version check below discards a torn read.)
-            let first = match from {
-                Bound::Unbounded => 0,
-                _ if n == 0 => 0,
-                Bound::Included(k) => {
-                    let s = search(ks, n, k);
-                    s + usize::from(load::<K>(ks, s) < *k)
-                }
-                Bound::Excluded(k) => {
-                    let s = search(ks, n, k);
-                    s + usize::from(load::<K>(ks, s) <= *k)
-                }
-            };
-            let end = n.min(first + RANGE_CHUNK);
-            // Exact sub-slices, so the copy loop needs no bounds checks.
-            let ks = &ks[first * K::WORDS..end * K::WORDS];
-            let vs = &vs[first * V::WORDS..end * V::WORDS];
-            for (i, slot) in out.items[..end - first].iter_mut().enumerate() {
-                *slot = (load(ks, i), load(vs, i));
-            }
-            out.len = end - first;
-            more = end < n;
-        }
-        if !self.read_end(j, v) {
-            out.len = 0;
-            return Probe::Busy;
-        }
-        match side {
-            Cmp::Less => Probe::Left,
-            Cmp::Greater => Probe::Right,
-            Cmp::Equal => Probe::Here((hi, more)),
-        }
-    }
-
-    /// A validated look at leaf `j` for `first`/`last`: (version, the first or last element).
-    pub(crate) fn probe_edge(&self, j: usize, front: bool) -> Option<(u64, Option<(K, V)>)> {
-        let v = self.read_begin(j)?;
-        let n = self.count(j);
-        let e = (n > 0).then(|| {
-            let s = if front { 0 } else { n - 1 };
-            (self.key(j, s), self.val(j, s))
-        });
-        self.read_end(j, v).then_some((v, e))
-    }
-
-    /// The current version of leaf `j` (for double-collect checks).
-    pub(crate) fn version_now(&self, j: usize) -> u64 {
-        self.version(j).load(Ordering::Acquire)
-    }
-
-    // ----- writes (caller holds leaf j's lock) --------------------------------------------
-
-    /// Where `k` lies relative to locked leaf `j` (fences are stable while it is locked).
-    pub(crate) fn owns_locked(&self, j: usize, k: &K) -> Cmp {
-        self.owns(j, self.meta(j), k)
-    }
-
-    fn find(&self, j: usize, n: usize, k: &K) -> Result<usize, usize> {
-        let (ks, _) = self.cells(j);
-        // Appends (sorted input) go past the last key: one comparison, not a scan.
-        if n == 0 || load::<K>(ks, n - 1) < *k {
-            return Err(n);
-        }
-        // A linear scan: the writer has just prefetched the whole leaf, the scan starts on
-        // its first lines while the rest arrive, and with the leaf in cache it beat the
-        // dependent loads of a binary search in trial builds.
-        for s in 0..n {
-            let x = load::<K>(ks, s);
-            if x >= *k {
-                return if x == *k { Ok(s) } else { Err(s) };
-            }
-        }
-        Err(n)
-    }
-
-    fn set_count(&self, j: usize, meta: u64, n: usize) {
-        let m = (meta & !COUNT_MASK) | n as u64;
-        self.word(self.base(j) + META).store(m, Ordering::Relaxed);
-    }
-
-    /// Inserts into locked leaf `j` if it has room (and the append fast path does not
-    /// want a fresh leaf instead). `Err(())`: needs a structural change.
-    pub(crate) fn leaf_insert(&self, j: usize, k: K, v: V) -> Result<Option<V>, ()> {
-        let meta = self.meta(j);
-        let n = self.count_of(meta);
-        match self.find(j, n, &k) {
-            Ok(s) => {
-                let old = self.val(j, s);
-                self.store_at(self.val_off(j, s), v);
-                Ok(Some(old))
-            }
-            Err(pos) => {
-                if n == self.cap || self.wants_fresh_leaf(j, meta, n, pos) {
-                    return Err(());
-                }
-                let (ks, vs) = self.cells(j);
-                copy_words(
-                    ks,
-                    pos * K::WORDS,
-                    (pos + 1) * K::WORDS,
-                    (n - pos) * K::WORDS,
-                );
-                copy_words(
-                    vs,
-                    pos * V::WORDS,
-                    (pos + 1) * V::WORDS,
-                    (n - pos) * V::WORDS,
-                );
-                self.store_at(self.key_off(j, pos), k);
-                self.store_at(self.val_off(j, pos), v);
-                self.set_count(j, meta, n + 1);
-                Ok(None)
-            }
-        }
-    }
-
-    /// Append fast path: an insert past the last key of the last live leaf, which is
-    /// already filled to the root density, opens the next (unused) leaf instead of packing
-    /// this one full, so sorted input never triggers window rebalances.
-    fn wants_fresh_leaf(&self, j: usize, meta: u64, n: usize, pos: usize) -> bool {
-        meta & HI_INF != 0 && pos == n && n >= append_fill(self.cap) && j + 1 < self.leaves
-    }
-
-    /// Removes `k` from locked leaf `j`; returns its value and the leaf's new count.
-    pub(crate) fn leaf_remove(&self, j: usize, k: &K) -> Option<(V, usize)> {
-        let meta = self.meta(j);
-        let n = self.count_of(meta);
-        let s = self.find(j, n, k).ok()?;
-        let old = self.val(j, s);
-        let (ks, vs) = self.cells(j);
-        copy_words(ks, (s + 1) * K::WORDS, s * K::WORDS, (n - s - 1) * K::WORDS);
-        copy_words(vs, (s + 1) * V::WORDS, s * V::WORDS, (n - s - 1) * V::WORDS);
-        self.set_count(j, meta, n - 1);
-        Some((old, n - 1))
-    }
-
-    /// Whether `k` goes after every key of the array (`j`, locked, owns `k`).
-    pub(crate) fn is_tail_append(&self, j: usize, k: &K) -> bool {
-        let meta = self.meta(j);
-        let n = self.count_of(meta);
-        meta & HI_INF != 0 && (n == 0 || *k > self.key(j, n - 1))
-    }
-
-    /// Where `k` (absent) would go in locked leaf `j`.
-    pub(crate) fn insert_pos(&self, j: usize, k: &K) -> usize {
-        let n = self.count(j);
-        match self.find(j, n, k) {
-            Ok(s) | Err(s) => s,
-        }
-    }
-
-    /// Whether an insert of `k` into full locked leaf `j` can open the next leaf.
-    pub(crate) fn can_append(&self, j: usize, k: &K) -> bool {
-        j + 1 < self.leaves && self.is_tail_append(j, k)
-    }
-
-    /// Opens leaf `j + 1` (unused) holding only `(k, v)`; `j` is locked and is the last
-    /// live leaf, the caller holds the structure lock.
-    pub(crate) fn open_next_leaf(&self, j: usize, k: K, v: V) {
-        let e = j + 1;
-        self.lock_spin(e);
-        self.store_at(self.key_off(e, 0), k);
-        self.store_at(self.val_off(e, 0), v);
-        self.store_at(self.base(e) + FENCES, k);
-        self.word(self.base(e) + META)
-            .store(HI_INF | 1, Ordering::Relaxed);
-        self.store_at(self.base(j) + FENCES + K::WORDS, k);
-        let meta = self.meta(j);
-        self.word(self.base(j) + META)
-            .store(meta & !HI_INF, Ordering::Relaxed);
-        self.set_index(e, k);
-        self.set_tail(k);
-        self.live_end.store(e + 1, Ordering::Release);
-        self.unlock(e);
     }
 }
 
@@ -752,14 +625,14 @@ fn span(store: &Store, start: usize, len: usize) -> &[AtomicU64] {
 /// no mispredicted branch. The slot is below `n` whatever the keys hold, so a torn,
 /// unvalidated leaf can only give a wrong answer, which its version check then discards.
 #[inline(always)]
-fn search<K: Key>(ks: &[AtomicU64], n: usize, k: &K) -> usize {
+fn search<K: Key + Borrow<Q>, Q: ?Sized + Ord>(ks: &[AtomicU64], n: usize, k: &Q) -> usize {
     // One exact slice: the loads below need no bounds checks.
     let ks = &ks[..n * K::WORDS];
     let (mut base, mut size) = (0, n);
     while size > 1 {
         let half = size / 2;
         let mid = base + half;
-        base = core::hint::select_unpredictable(load::<K>(ks, mid) <= *k, mid, base);
+        base = core::hint::select_unpredictable(load::<K>(ks, mid).borrow() <= k, mid, base);
         size -= half;
     }
     base

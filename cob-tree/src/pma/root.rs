@@ -1,16 +1,35 @@
-//! The published array pointer and its reclamation: the only `unsafe` of the crate.
+//! The published array pointer and its reclamation (with `hint`, the crate's only `unsafe`).
 //!
-//! A [`Root`] owns one heap [`Pma`] at a time. Readers and writers reach it through
-//! [`Root::load`] while pinned with a [`Guard`]; a resize publishes a new array with
-//! [`Root::replace`] and hands the old one to `crossbeam-epoch`, which frees it once every
-//! thread that could still hold a reference has unpinned. Under `cfg(loom)` (where
-//! crossbeam-epoch's atomics are not modelled) and `cfg(miri)` (crossbeam-epoch 0.9 casts
-//! integers to pointers, which `-Zmiri-strict-provenance` rejects) retired arrays are
-//! instead kept until the `Root` is dropped, which is trivially safe.
+//! A [`Root`] owns the current [`Pma`] through an `Arc` whose pointer it publishes in one
+//! atomic word. Three ways to reach it:
+//!
+//! - **Pinless** ([`Root::load_pinless`]): while every array the root has published is
+//!   *kept* (at most [`KEPT_ARRAY_BYTES`], retired into `kept` and freed only when the root
+//!   drops), no array is ever freed under a reader, so small maps skip the epoch pin.
+//! - **Pinned** ([`Root::load`]): under a `crossbeam-epoch` guard; an array retired by
+//!   [`Root::replace`] is dropped by a deferred function after every thread pinned at the
+//!   time has unpinned, and [`Root::replace`] flushes it to the collector at once, so
+//!   [`collect`] right after the writer unpins frees it (the thread-local bag would
+//!   otherwise hold it until 64 more objects are retired).
+//! - **Counted** ([`Root::acquire`]): an iterator takes its own `Arc` reference (under a
+//!   pin, briefly), so it holds neither a pin nor anything but the one array it reads.
+//!
+//! Under `cfg(loom)` (where crossbeam-epoch's atomics are not modelled) and `cfg(miri)`
+//! (crossbeam-epoch 0.9 casts integers to pointers, which `-Zmiri-strict-provenance`
+//! rejects) every retired array is kept until the root drops, which is trivially safe.
 
 use super::Pma;
-use crate::sync::{AtomicPtr, Ordering};
-use core::ptr::NonNull;
+use crate::sync::{AtomicBool, AtomicPtr, Ordering, lock_std};
+use std::sync::Arc;
+
+/// Arrays (leaf lines, not counting the index) of at most this many bytes are *kept*: a
+/// retired one is freed only when its map drops, so that while a map has never had a larger
+/// array its reads and writes need no epoch pin (a pin and unpin cost about 70 instructions,
+/// more than half of what a `get` on a small map costs otherwise). What it costs: the
+/// retired arrays of the doubling sequence below this size, less than this many bytes
+/// again (at most 127 KiB with the default leaves), held until the map drops. 128 KiB is
+/// an array of 128 narrow `u64 -> u64` leaves: a map of up to about 6,000 such keys.
+pub const KEPT_ARRAY_BYTES: usize = 128 << 10;
 
 /// Keeps every array loaded while it lives from being freed.
 #[cfg(not(any(loom, miri)))]
@@ -34,95 +53,169 @@ pub(crate) fn pin() -> Guard {
     }
 }
 
-/// Lets the epoch advance past `guard` (when it is the thread's only guard) while keeping
-/// the thread pinned: long iterations call this between leaves.
-#[inline]
-pub(crate) fn repin(guard: &mut Guard) {
+/// Runs the deferred frees that are due: a few pin-flush rounds from this thread, each of
+/// which may advance the global epoch by one (an array retired at epoch `e` is freed once
+/// the epoch reaches `e + 2`). Call it unpinned; threads still pinned in an older epoch
+/// hold it back until they unpin.
+pub(crate) fn collect() {
     #[cfg(not(any(loom, miri)))]
-    guard.repin();
-    #[cfg(any(loom, miri))]
-    let _ = guard;
+    for _ in 0..3 {
+        crossbeam_epoch::pin().flush();
+    }
+}
+
+/// An array held by an iterator: borrowed from the map when it is kept, otherwise one
+/// `Arc` reference of its own.
+pub(crate) enum Held<'a, K, V> {
+    Kept(&'a Pma<K, V>),
+    Counted(Arc<Pma<K, V>>),
+}
+
+impl<K, V> core::ops::Deref for Held<'_, K, V> {
+    type Target = Pma<K, V>;
+    #[inline(always)]
+    fn deref(&self) -> &Pma<K, V> {
+        match self {
+            Held::Kept(p) => p,
+            Held::Counted(a) => a,
+        }
+    }
 }
 
 /// The owning pointer to the current array.
 pub(crate) struct Root<K, V> {
+    /// `Arc::into_raw` of the current array.
     ptr: AtomicPtr<Pma<K, V>>,
-    #[cfg(any(loom, miri))]
-    retired: std::sync::Mutex<Vec<Retired<K, V>>>,
+    /// Whether every array published so far is kept (see [`KEPT_ARRAY_BYTES`]). Only ever
+    /// goes from true to false, just before the first array that is not kept is published.
+    pinless: AtomicBool,
+    /// Retired arrays freed only at drop: the kept ones (and under loom/Miri all).
+    kept: std::sync::Mutex<Vec<Arc<Pma<K, V>>>>,
 }
 
-/// An unlinked array kept alive until the map is dropped (loom and Miri builds only).
-#[cfg(any(loom, miri))]
-struct Retired<K, V>(NonNull<Pma<K, V>>);
-
-// SAFETY: a `Retired` is only dereferenced (freed) by `Root::drop`, which has `&mut` access
-// to the whole map; the `Pma` itself holds nothing but atomics and plain integers.
-#[cfg(any(loom, miri))]
-unsafe impl<K, V> Send for Retired<K, V> {}
-
-impl<K, V> Root<K, V> {
+impl<K: 'static, V: 'static> Root<K, V> {
     pub(crate) fn new(pma: Pma<K, V>) -> Self {
+        let pinless = pma.lines_bytes() <= KEPT_ARRAY_BYTES;
         Root {
-            ptr: AtomicPtr::new(Box::into_raw(Box::new(pma))),
-            #[cfg(any(loom, miri))]
-            retired: std::sync::Mutex::new(Vec::new()),
+            ptr: AtomicPtr::new(Arc::into_raw(Arc::new(pma)).cast_mut()),
+            pinless: AtomicBool::new(pinless),
+            kept: std::sync::Mutex::new(Vec::new()),
         }
     }
 
-    /// The current array, valid for as long as `guard` is pinned and the root lives (the
-    /// lifetime ties both: `drop` frees the current array whatever the pins).
+    /// The current array if the map has only ever had kept arrays: valid for as long as
+    /// `self`, with no pin.
+    #[inline(always)]
+    pub(crate) fn load_pinless(&self) -> Option<&Pma<K, V>> {
+        let p = self.ptr.load(Ordering::SeqCst);
+        if !self.pinless.load(Ordering::SeqCst) {
+            return None;
+        }
+        // SAFETY: (1) `p` came from `Arc::into_raw` in `new` or `replace` and is never null.
+        // (2) It is kept, i.e. freed only when `self` drops: `replace` clears `pinless`
+        // (SeqCst) before it publishes (SeqCst) the first array that is not kept; both loads
+        // above are SeqCst, the pointer load first, and the flag load saw `true`, so in the
+        // single total order of SeqCst operations the pointer load precedes the clearing and
+        // hence every publication of an array that is not kept: `p` is a kept array.
+        // (3) All shared mutation of a `Pma` goes through atomics, so `&Pma` is sound.
+        Some(unsafe { &*p })
+    }
+
+    /// The current array, valid for as long as `guard` is pinned and the root lives.
     #[inline]
     pub(crate) fn load<'g>(&'g self, _guard: &'g Guard) -> &'g Pma<K, V> {
-        let p = self.ptr.load(Ordering::Acquire);
-        // SAFETY: (1) `p` came from `Box::into_raw` in `new` or `replace` and is never null.
-        // (2) An array is freed only after `replace` unlinked it, and then only through
-        // `defer_unchecked` on an epoch guard (or at `Root::drop` under loom / for the
-        // current one), so it stays allocated while any thread that loaded it before the
+        let p = self.ptr.load(Ordering::SeqCst);
+        // SAFETY: (1) as in `load_pinless`. (2) An array is freed only after `replace`
+        // unlinked it, and then by dropping its last `Arc`: the root's reference is dropped
+        // in a function deferred on an epoch guard (or at `Root::drop`, or never before it
+        // when kept), so it stays allocated while any thread that loaded it before the
         // unlink is still pinned and while `self` is not dropped; `_guard` is such a pin,
-        // and the returned lifetime is bounded by both it and `&self`.
-        // (3) All shared mutation of a `Pma` goes through atomics, so `&Pma` is sound.
+        // and the returned lifetime is bounded by both it and `&self`. (3) as above.
         unsafe { &*p }
+    }
+
+    /// The current array as an iterator holds it: borrowed when kept, else counted.
+    pub(crate) fn acquire(&self) -> Held<'_, K, V> {
+        if let Some(p) = self.load_pinless() {
+            return Held::Kept(p);
+        }
+        let guard = pin();
+        let p = self.ptr.load(Ordering::SeqCst);
+        // SAFETY: `p` came from `Arc::into_raw` and, by the argument in `load`, the root's
+        // own reference to it is not dropped while `guard` is pinned, so the count is at
+        // least one here: taking a second reference is sound.
+        unsafe { Arc::increment_strong_count(p) };
+        // SAFETY: the reference just taken is this `Arc`'s, from the same `into_raw` pointer.
+        let held = unsafe { Arc::from_raw(p) };
+        drop(guard);
+        Held::Counted(held)
+    }
+
+    /// Whether `p` is the current array (a frozen array stops being current at publish).
+    #[inline]
+    pub(crate) fn is_current(&self, p: &Pma<K, V>) -> bool {
+        core::ptr::eq(self.ptr.load(Ordering::SeqCst), p)
     }
 
     /// Publishes `new` and retires the current array.
     ///
-    /// Callers hold the map's structure lock (so no two `replace` race) and keep every leaf
-    /// of the old array locked forever, so late writers and readers of the old array fail
-    /// their version checks and reload the root.
+    /// Callers hold the map's structure lock (so no two `replace` race) and have frozen every
+    /// leaf of the old array, so writers that reach it fail to lock and reload the root.
+    /// A retired array that is not kept is handed to the collector at once; the caller
+    /// runs [`collect`] once it has unpinned.
     pub(crate) fn replace(&self, new: Pma<K, V>, guard: &Guard) {
-        let new = Box::into_raw(Box::new(new));
-        let old = self.ptr.swap(new, Ordering::AcqRel);
-        let old = NonNull::new(old).expect("root pointer is never null");
+        let pinless = self.pinless.load(Ordering::Relaxed);
+        let kept_new = pinless && new.lines_bytes() <= KEPT_ARRAY_BYTES;
+        if pinless && !kept_new {
+            self.pinless.store(false, Ordering::SeqCst);
+        }
+        let new = Arc::into_raw(Arc::new(new)).cast_mut();
+        let old = self.ptr.swap(new, Ordering::SeqCst);
+        // SAFETY: `old` came from `Arc::into_raw` and was the root's reference, which the
+        // swap just unlinked; only this call (the unlinking one) takes it back.
+        let old = unsafe { Arc::from_raw(old) };
+        if pinless || cfg!(any(loom, miri)) {
+            // Published while pinless: readers may hold it unpinned. Freed at drop.
+            lock_std(&self.kept).push(old);
+            return;
+        }
         #[cfg(not(any(loom, miri)))]
         {
-            let old = old.as_ptr();
-            let free = move || {
-                // SAFETY: `old` came from `Box::into_raw` and this closure runs once.
-                drop(unsafe { Box::from_raw(old) })
-            };
-            // SAFETY: `old` is unlinked by the swap above, so only threads pinned now can
-            // still reach it; the deferred drop runs after all of them unpin, and only the
-            // unlinking swap defers it, so it is freed exactly once.
-            unsafe { guard.defer_unchecked(free) };
+            // Threads pinned now may still read `old`; the collector drops this reference
+            // after all of them unpin. `flush` moves it to the global queue right away.
+            guard.defer(move || drop(old));
+            guard.flush();
         }
         #[cfg(any(loom, miri))]
-        {
-            let _ = guard;
-            crate::sync::lock_std(&self.retired).push(Retired(old));
-        }
+        let _ = guard;
+    }
+
+    /// Publishes `new` and returns the current array (the caller owns the map exclusively).
+    pub(crate) fn swap_out(&mut self, new: Pma<K, V>) -> Arc<Pma<K, V>> {
+        let new = Arc::into_raw(Arc::new(new)).cast_mut();
+        let old = self.ptr.swap(new, Ordering::SeqCst);
+        // SAFETY: `old` came from `Arc::into_raw` and was the root's reference, unlinked by
+        // the swap; `&mut self` means no reader holds it without a reference of its own.
+        unsafe { Arc::from_raw(old) }
+    }
+
+    /// Bytes this root holds on the heap: its current and kept arrays (an array an iterator
+    /// still holds, or one waiting for the collector, is not counted).
+    pub(crate) fn heap_bytes(&self, guard: &Guard) -> usize {
+        let kept = lock_std(&self.kept);
+        let arc = core::mem::size_of::<Pma<K, V>>() + 2 * core::mem::size_of::<usize>();
+        let arrays = core::iter::once(self.load(guard)).chain(kept.iter().map(|a| &**a));
+        arrays.map(|p| p.heap_bytes() + arc).sum::<usize>()
+            + kept.capacity() * core::mem::size_of::<Arc<Pma<K, V>>>()
     }
 }
 
 impl<K, V> Drop for Root<K, V> {
     fn drop(&mut self) {
         let p = self.ptr.load(Ordering::Relaxed);
-        // SAFETY: `&mut self` means no thread holds a reference into the map any more; the
-        // current array was made by `Box::into_raw` and was never handed to the collector.
-        drop(unsafe { Box::from_raw(p) });
-        #[cfg(any(loom, miri))]
-        for r in crate::sync::lock_std(&self.retired).drain(..) {
-            // SAFETY: as above; retired arrays under loom/Miri are freed only here, once each.
-            drop(unsafe { Box::from_raw(r.0.as_ptr()) });
-        }
+        // SAFETY: `&mut self` means no thread holds a reference into the map any more but
+        // iterators' own `Arc`s; `p` is the root's reference from `Arc::into_raw`, which was
+        // never handed to the collector.
+        drop(unsafe { Arc::from_raw(p) });
     }
 }

@@ -1,0 +1,118 @@
+//! The std traits of [`CobTree`]: construction, extension, iteration, comparison, hashing.
+//!
+//! Not here: `Index<&K>`. `Index::index` must return `&V`, a reference that lives as long
+//! as the borrow of the map; but a value lives in atomic words that writers overwrite and
+//! that a growth frees while the map is borrowed, so no such reference can be sound. Use
+//! [`CobTree::get`], which returns a copy.
+
+use crate::CobTree;
+use crate::iter::{IntoIter, Iter};
+use crate::key::{Key, Pod};
+use core::fmt;
+use core::hash::{Hash, Hasher};
+
+impl<K: Key, V: Pod> Default for CobTree<K, V> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<K: Key + fmt::Debug, V: Pod + fmt::Debug> fmt::Debug for CobTree<K, V> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_map().entries(self.iter()).finish()
+    }
+}
+
+impl<K: Key, V: Pod> FromIterator<(K, V)> for CobTree<K, V> {
+    fn from_iter<I: IntoIterator<Item = (K, V)>>(iter: I) -> Self {
+        let t = CobTree::new();
+        for (k, v) in iter {
+            t.insert(k, v);
+        }
+        t
+    }
+}
+
+impl<K: Key, V: Pod> Extend<(K, V)> for CobTree<K, V> {
+    fn extend<I: IntoIterator<Item = (K, V)>>(&mut self, iter: I) {
+        for (k, v) in iter {
+            self.insert(k, v);
+        }
+    }
+}
+
+/// Extending through a shared reference works too: every method takes `&self`.
+impl<K: Key, V: Pod> Extend<(K, V)> for &CobTree<K, V> {
+    fn extend<I: IntoIterator<Item = (K, V)>>(&mut self, iter: I) {
+        for (k, v) in iter {
+            self.insert(k, v);
+        }
+    }
+}
+
+impl<'a, K: Key, V: Pod> Extend<(&'a K, &'a V)> for CobTree<K, V> {
+    fn extend<I: IntoIterator<Item = (&'a K, &'a V)>>(&mut self, iter: I) {
+        for (k, v) in iter {
+            self.insert(*k, *v);
+        }
+    }
+}
+
+impl<'a, K: Key, V: Pod> Extend<(&'a K, &'a V)> for &CobTree<K, V> {
+    fn extend<I: IntoIterator<Item = (&'a K, &'a V)>>(&mut self, iter: I) {
+        for (k, v) in iter {
+            self.insert(*k, *v);
+        }
+    }
+}
+
+impl<'a, K: Key, V: Pod> IntoIterator for &'a CobTree<K, V> {
+    type Item = (K, V);
+    type IntoIter = Iter<'a, K, V>;
+    fn into_iter(self) -> Iter<'a, K, V> {
+        self.iter()
+    }
+}
+
+/// By value, in key order; the count is exact ([`ExactSizeIterator`]).
+impl<K: Key, V: Pod> IntoIterator for CobTree<K, V> {
+    type Item = (K, V);
+    type IntoIter = IntoIter<K, V>;
+    fn into_iter(mut self) -> IntoIter<K, V> {
+        let len = self.len();
+        IntoIter::new(self.map.take_array(), len)
+    }
+}
+
+/// A copy with the same leaf capacity, built from one iteration (so, under concurrent
+/// writers, a weakly consistent copy).
+impl<K: Key, V: Pod> Clone for CobTree<K, V> {
+    fn clone(&self) -> Self {
+        let t = CobTree::with_leaf_capacity(self.leaf_capacity());
+        for (k, v) in self.iter() {
+            t.insert(k, v);
+        }
+        t
+    }
+}
+
+/// Equal when both iterate the same entries (exact when neither map is being written).
+impl<K: Key, V: Pod + PartialEq> PartialEq for CobTree<K, V> {
+    fn eq(&self, other: &Self) -> bool {
+        self.iter().eq(other.iter())
+    }
+}
+
+impl<K: Key, V: Pod + Eq> Eq for CobTree<K, V> {}
+
+/// Hashes the entries in key order, then their count (consistent with `PartialEq`).
+impl<K: Key + Hash, V: Pod + Hash> Hash for CobTree<K, V> {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        let mut n = 0usize;
+        for e in self.iter() {
+            e.hash(state);
+            n += 1;
+        }
+        state.write_usize(n);
+    }
+}
