@@ -21,6 +21,18 @@ enum Op {
     First,
     Last,
     Append(u8),
+    GetOrInsert(u16, u32),
+    InsertIf(u16, u32, u32),
+    Update(u16, u32),
+    PopFirst,
+    PopLast,
+    RemoveEntry(u16),
+    Retain(u32),
+    LowerBound(Bound<u16>),
+    UpperBound(Bound<u16>),
+    RangeBack(Bound<u16>, Bound<u16>, u8),
+    SplitAppend(u16),
+    Keys,
 }
 
 fn bound() -> impl Strategy<Value = Bound<u16>> {
@@ -42,16 +54,39 @@ fn op() -> impl Strategy<Value = Op> {
         2 => Just(Op::First),
         2 => Just(Op::Last),
         3 => (1u8..40).prop_map(Op::Append),
+        4 => (0u16..600, any::<u32>()).prop_map(|(k, v)| Op::GetOrInsert(k, v)),
+        4 => (0u16..600, any::<u32>(), any::<u32>()).prop_map(|(k, v, t)| Op::InsertIf(k, v, t)),
+        4 => (0u16..600, any::<u32>()).prop_map(|(k, d)| Op::Update(k, d)),
+        3 => Just(Op::PopFirst),
+        3 => Just(Op::PopLast),
+        3 => (0u16..600).prop_map(Op::RemoveEntry),
+        1 => (2u32..9).prop_map(Op::Retain),
+        2 => bound().prop_map(Op::LowerBound),
+        2 => bound().prop_map(Op::UpperBound),
+        3 => (bound(), bound(), any::<u8>()).prop_map(|(a, b, m)| Op::RangeBack(a, b, m)),
+        1 => (0u16..600).prop_map(Op::SplitAppend),
+        1 => Just(Op::Keys),
     ]
 }
 
+/// Whether `CobTree::range` accepts the bounds (start <= end); `BTreeMap::range` also
+/// rejects `(Excluded(x), Excluded(x))`, which for `CobTree` is an empty range.
 fn valid(a: &Bound<u16>, b: &Bound<u16>) -> bool {
     use Bound::*;
     match (a, b) {
-        (Excluded(s), Excluded(e)) => s < e,
         (Included(s) | Excluded(s), Included(e) | Excluded(e)) => s <= e,
         _ => true,
     }
+}
+
+/// `BTreeMap::range`, with `(Excluded(x), Excluded(x))` as an empty range.
+fn model_range(m: &BTreeMap<u16, u32>, a: Bound<u16>, b: Bound<u16>) -> Vec<(u16, u32)> {
+    if let (Bound::Excluded(s), Bound::Excluded(e)) = (a, b)
+        && s == e
+    {
+        return Vec::new();
+    }
+    m.range((a, b)).map(|(k, v)| (*k, *v)).collect()
 }
 
 fn run(cap: usize, ops: Vec<Op>) {
@@ -68,7 +103,7 @@ fn run(cap: usize, ops: Vec<Op>) {
             Op::Range(a, b) => {
                 if valid(&a, &b) {
                     let got: Vec<_> = t.range((a, b)).collect();
-                    let want: Vec<_> = m.range((a, b)).map(|(k, v)| (*k, *v)).collect();
+                    let want = model_range(&m, a, b);
                     assert_eq!(got, want, "range {a:?}..{b:?}");
                     // Internal iteration (`fold`) walks the same elements.
                     let folded = t.range((a, b)).fold(Vec::new(), |mut v, e| {
@@ -100,6 +135,127 @@ fn run(cap: usize, ops: Vec<Op>) {
                 for k in start..(start + u16::from(n)).min(600) {
                     assert_eq!(t.insert(k, u32::from(k)), m.insert(k, u32::from(k)));
                 }
+            }
+            Op::GetOrInsert(k, v) => {
+                let want = *m.entry(k).or_insert(v);
+                if k % 2 == 0 {
+                    assert_eq!(t.get_or_insert(k, v), want, "get_or_insert {k}");
+                } else {
+                    assert_eq!(
+                        t.get_or_insert_with(k, || v),
+                        want,
+                        "get_or_insert_with {k}"
+                    );
+                }
+            }
+            Op::InsertIf(k, v, th) => {
+                // Replace only values below the threshold.
+                let want = match m.get(&k) {
+                    Some(&o) if o >= th => Err(o),
+                    old => {
+                        let old = old.copied();
+                        m.insert(k, v);
+                        Ok(old)
+                    }
+                };
+                if th % 2 == 0 {
+                    assert_eq!(t.insert_if(k, v, |o| *o < th), want, "insert_if {k}");
+                } else {
+                    let now = t.compare_insert(k, v, |o| *o < th);
+                    assert_eq!(now, want.map_or_else(|o| o, |_| v), "compare_insert {k}");
+                }
+            }
+            Op::Update(k, d) => {
+                let want = m.get_mut(&k).map(|o| {
+                    *o = o.wrapping_add(d);
+                    *o
+                });
+                assert_eq!(t.update(&k, |o| o.wrapping_add(d)), want, "update {k}");
+            }
+            Op::PopFirst => assert_eq!(t.pop_first(), m.pop_first(), "pop_first"),
+            Op::PopLast => assert_eq!(t.pop_last(), m.pop_last(), "pop_last"),
+            Op::RemoveEntry(k) => {
+                assert_eq!(t.remove_entry(&k), m.remove_entry(&k), "remove_entry {k}");
+                assert_eq!(
+                    t.get_key_value(&k),
+                    m.get_key_value(&k).map(|(a, b)| (*a, *b))
+                );
+            }
+            Op::Retain(d) => {
+                t.retain(|k, v| (u32::from(*k) + v) % d != 0);
+                m.retain(|k, v| (u32::from(*k) + *v) % d != 0);
+            }
+            Op::LowerBound(b) => {
+                let want = m.range((b, Bound::Unbounded)).next().map(|(k, v)| (*k, *v));
+                assert_eq!(t.lower_bound(b.as_ref()), want, "lower_bound {b:?}");
+            }
+            Op::UpperBound(b) => {
+                let want = m
+                    .range((Bound::Unbounded, b))
+                    .next_back()
+                    .map(|(k, v)| (*k, *v));
+                assert_eq!(t.upper_bound(b.as_ref()), want, "upper_bound {b:?}");
+            }
+            Op::RangeBack(a, b, mask) => {
+                if valid(&a, &b) {
+                    let want = model_range(&m, a, b);
+                    let rev: Vec<_> = t.range((a, b)).rev().collect();
+                    assert!(rev.iter().eq(want.iter().rev()), "rev range {a:?}..{b:?}");
+                    // Both ends at once, in the order the mask's bits say: they meet exactly.
+                    let mut it = t.range((a, b));
+                    let (mut front, mut back) = (Vec::new(), Vec::new());
+                    for i in 0.. {
+                        let e = if (mask >> (i % 8)) & 1 == 0 {
+                            it.next()
+                        } else {
+                            it.next_back()
+                        };
+                        let Some(e) = e else { break };
+                        if (mask >> (i % 8)) & 1 == 0 {
+                            front.push(e)
+                        } else {
+                            back.push(e)
+                        }
+                    }
+                    assert_eq!(it.next(), None);
+                    assert_eq!(it.next_back(), None);
+                    front.extend(back.into_iter().rev());
+                    assert_eq!(front, want, "both ends of {a:?}..{b:?}, mask {mask:#x}");
+                }
+            }
+            Op::SplitAppend(k) => {
+                let hi = t.split_off(&k);
+                let mhi = m.split_off(&k);
+                assert!(
+                    hi.iter().eq(mhi.iter().map(|(a, b)| (*a, *b))),
+                    "split_off {k}"
+                );
+                assert_eq!(hi.len(), mhi.len());
+                assert!(t.iter().eq(m.iter().map(|(a, b)| (*a, *b))));
+                t.append(&hi);
+                m.extend(mhi);
+                assert!(hi.is_empty());
+            }
+            Op::Keys => {
+                assert!(t.keys().eq(m.keys().copied()));
+                assert!(t.values().rev().eq(m.values().rev().copied()));
+                let c = t.clone();
+                assert!(c == t);
+                assert!(c.clone().into_iter().eq(m.clone()));
+                assert!(c.clone().into_iter().rev().eq(m.clone().into_iter().rev()));
+                assert_eq!(c.clone().into_iter().len(), m.len());
+                assert!(c.clone().into_keys().eq(m.keys().copied()));
+                assert!(c.into_values().rev().eq(m.values().rev().copied()));
+                let mut e: CobTree<u16, u32> = CobTree::with_leaf_capacity(cap);
+                e.extend(m.iter());
+                assert!(e == t);
+                let h = |x: &dyn Fn(&mut std::collections::hash_map::DefaultHasher)| {
+                    let mut s = std::collections::hash_map::DefaultHasher::new();
+                    x(&mut s);
+                    std::hash::Hasher::finish(&s)
+                };
+                use std::hash::Hash;
+                assert_eq!(h(&|s| e.hash(s)), h(&|s| t.hash(s)));
             }
         }
         assert_eq!(t.len(), m.len());

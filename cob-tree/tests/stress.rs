@@ -133,3 +133,92 @@ fn iteration_sees_stable_keys() {
     });
     assert_eq!(t.len(), n as usize);
 }
+
+/// Counters under contention: every thread increments every counter through
+/// `get_or_insert` then `update` (and `insert_if` as a compare-and-swap loop on half of
+/// them); no increment may be lost: the totals are exact. Tiny leaves, so the counters'
+/// first inserts also race with splits and growth.
+#[test]
+fn counters_lose_no_update() {
+    const THREADS: u64 = 4;
+    let (keys, rounds) = if cfg!(miri) { (8u64, 3u64) } else { (300, 60) };
+    let t: CobTree<u64, u64> = CobTree::with_leaf_capacity(4);
+    thread::scope(|s| {
+        for w in 0..THREADS {
+            let t = &t;
+            s.spawn(move || {
+                for r in 0..rounds {
+                    for i in 0..keys {
+                        // Each thread walks the keys in its own order.
+                        let k = (i * 7 + w * 13 + r) % keys;
+                        if k % 2 == 0 {
+                            t.get_or_insert(k, 0);
+                            assert!(t.update(&k, |c| c + 1).is_some());
+                        } else {
+                            // A CAS loop: read, then store old + 1 only if still old.
+                            loop {
+                                let old = t.get_or_insert_with(k, || 0);
+                                if t.insert_if(k, old + 1, |c| *c == old).is_ok() {
+                                    break;
+                                }
+                            }
+                        }
+                    }
+                }
+            });
+        }
+    });
+    assert_eq!(t.len() as u64, keys);
+    for (k, c) in t.iter() {
+        assert_eq!(c, THREADS * rounds, "counter {k}");
+    }
+}
+
+/// Concurrent `pop_first` / `pop_last` while writers insert: no entry is popped twice, none
+/// is lost, and each pop took an entry that was there.
+#[test]
+fn pops_are_atomic() {
+    const POPPERS: usize = 3;
+    let n: u64 = if cfg!(miri) { 60 } else { 20_000 };
+    let t: CobTree<u64, u64> = CobTree::with_leaf_capacity(4);
+    for k in 0..n {
+        t.insert(k * 2, val(k * 2, 1));
+    }
+    let popped: Vec<Vec<(u64, u64)>> = thread::scope(|s| {
+        let t = &t;
+        // A writer adds the odd keys meanwhile.
+        s.spawn(move || {
+            for k in 0..n {
+                t.insert(k * 2 + 1, val(k * 2 + 1, 1));
+            }
+        });
+        let hs: Vec<_> = (0..POPPERS)
+            .map(|p| {
+                s.spawn(move || {
+                    let mut got = Vec::new();
+                    for i in 0..n / 2 {
+                        let e = if (i + p as u64) % 2 == 0 {
+                            t.pop_first()
+                        } else {
+                            t.pop_last()
+                        };
+                        got.extend(e);
+                    }
+                    got
+                })
+            })
+            .collect();
+        hs.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let mut all: Vec<u64> = Vec::new();
+    for (k, v) in popped.iter().flatten() {
+        assert_eq!(*v, val(*k, 1), "popped a value never written");
+        all.push(*k);
+    }
+    let popped_n = all.len();
+    all.extend(t.keys());
+    all.sort_unstable();
+    let want: Vec<u64> = (0..2 * n).collect();
+    assert_eq!(all, want, "every key popped once or still there");
+    assert_eq!(t.len(), 2 * n as usize - popped_n);
+}

@@ -10,6 +10,7 @@
 //! them: readers go on reading the old array until the new one is published; writers that
 //! reach a frozen leaf wait for the new array.
 
+use super::rebuild::Pack;
 use super::{
     Geometry, Growth, Guard, Held, LOWER_ROOT, Pma, Probe, Root, UPPER_ROOT, Upsert, collect, fits,
     pin,
@@ -335,7 +336,7 @@ impl<K: Key, V: Pod> Map<K, V> {
             (lo, hi) = (a, b);
             let total = pma.count_range(a, b) + 1;
             if fits(total, b - a, pma.cap(), level, height) {
-                pma.redistribute(a, b, Some((k, v)));
+                pma.redistribute(a, b, Some((k, v)), Pack::Even);
                 (a..b).for_each(|i| pma.unlock(i));
                 return true;
             }
@@ -595,26 +596,37 @@ impl<K: Key, V: Pod> Map<K, V> {
             } else {
                 (live - passed, live)
             };
-            self.compact(pma, a, b);
+            self.compact(pma, a, b, front);
         }
         r
     }
 
-    /// Spreads the smallest aligned window covering leaves `a..b` that has at least one
-    /// element per leaf evenly over it, so no leaf in it stays empty (structure lock held).
-    fn compact(&self, pma: &Pma<K, V>, a: usize, b: usize) {
+    /// Removes the empty leaves `a..b` that a pop passed (structure lock held): the
+    /// smallest aligned window covering them that holds any element is packed towards the
+    /// popped end (`front`: its first leaves, at the append fill), so the next pops find
+    /// elements at once, and each compaction is paid for by the pops that empty it again.
+    /// A window that reaches the last live leaf (front) or that the fill cannot hold is
+    /// spread evenly instead.
+    fn compact(&self, pma: &Pma<K, V>, a: usize, b: usize, front: bool) {
         let mut level = 0;
         while (a >> level) != ((b - 1) >> level) {
             level += 1;
         }
         let height = pma.leaves().trailing_zeros();
+        let live = pma.live_end();
         while level <= height {
             let wa = (a >> level) << level;
             let wb = wa + (1 << level);
             (wa..wb).for_each(|i| pma.lock_spin(i));
-            let total = pma.count_range(wa, wb.min(pma.live_end()));
-            if total >= wb - wa {
-                pma.redistribute(wa, wb, None);
+            let total = pma.count_range(wa, wb.min(live));
+            if total > 0 {
+                let fits_fill = total <= (wb - wa) * super::geometry::append_fill(pma.cap());
+                let pack = match (front, fits_fill) {
+                    (true, true) if wb < live => Pack::Left,
+                    (false, true) => Pack::Right,
+                    _ => Pack::Even,
+                };
+                pma.redistribute(wa, wb, None, pack);
                 (wa..wb).for_each(|i| pma.unlock(i));
                 return;
             }

@@ -28,7 +28,7 @@ pub(crate) mod geometry;
 mod hint;
 pub(crate) mod map;
 mod read;
-mod rebuild;
+pub(crate) mod rebuild;
 mod root;
 mod write;
 

@@ -6,6 +6,18 @@ use super::{FENCES, Geometry, HI_INF, LO_NEG_INF, META, Pma};
 use crate::key::{Key, Pod};
 use crate::sync::{AtomicU64, Ordering};
 
+/// How [`Pma::redistribute`] lays a window out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Pack {
+    /// The same count in every leaf (within one).
+    Even,
+    /// The first leaves filled to the append fill, the rest empty (`pop_first` compaction:
+    /// the window must end before the last live leaf, whose upper fence bounds the empties).
+    Left,
+    /// The last leaves filled to the append fill, the first empty (`pop_last` compaction).
+    Right,
+}
+
 impl<K: Key, V: Pod> Pma<K, V> {
     /// Number of elements in locked leaves `a..b`.
     pub(crate) fn count_range(&self, a: usize, b: usize) -> usize {
@@ -18,7 +30,7 @@ impl<K: Key, V: Pod> Pma<K, V> {
     /// overwritten before it is read). Fences and the index are updated for the window;
     /// leaf `a`'s lower fence and the window's upper fence stay, so no leaf outside the
     /// window changes what it owns. Needs at least one element.
-    pub(crate) fn redistribute(&self, a: usize, b: usize, extra: Option<(K, V)>) {
+    pub(crate) fn redistribute(&self, a: usize, b: usize, extra: Option<(K, V)>, pack: Pack) {
         let cap = self.cap;
         let m = b - a;
         let live_end = self.live_end.load(Ordering::Relaxed);
@@ -58,9 +70,14 @@ impl<K: Key, V: Pod> Pma<K, V> {
         // overwrites an element before it is read.
         let mut v = 0;
         for (i, j) in (a..b).enumerate() {
-            // The remainder goes to the last leaves, so empty leaves (if any) come first
-            // and the window's last leaf is never empty.
-            let c = q + usize::from(i >= m - r);
+            // Even: the remainder goes to the last leaves, so empty leaves (if any) come
+            // first and the window's last leaf is never empty.
+            let fill = append_fill(cap);
+            let c = match pack {
+                Pack::Even => q + usize::from(i >= m - r),
+                Pack::Left => fill.min(total.saturating_sub(i * fill)),
+                Pack::Right => fill.min(total.saturating_sub((m - 1 - i) * fill)),
+            };
             let (mut out, mut left) = (j * cap, c);
             if v < p {
                 let t = left.min(p - v);
