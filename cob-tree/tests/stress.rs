@@ -197,7 +197,7 @@ fn pops_are_atomic() {
                 s.spawn(move || {
                     let mut got = Vec::new();
                     for i in 0..n / 2 {
-                        let e = if (i + p as u64) % 2 == 0 {
+                        let e = if (i + p as u64).is_multiple_of(2) {
                             t.pop_first()
                         } else {
                             t.pop_last()
