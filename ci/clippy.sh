@@ -6,3 +6,4 @@ cargo clippy -p memlayout-gc-object --all-targets --features wide-object -- -D w
 cargo clippy -p memlayout-arena-alloc --all-targets --features capi -- -D warnings
 cargo clippy -p memlayout-lean-string --all-targets --all-features -- -D warnings
 cargo clippy -p memlayout-lean-string --no-default-features -- -D warnings
+cargo clippy -p memlayout-cob-tree --all-targets --features serde -- -D warnings

@@ -13,3 +13,5 @@ cargo test --release -p memlayout-arena-alloc
 cargo build -p memlayout-lean-string --no-default-features
 cargo build -p memlayout-lean-string --no-default-features --features serde,arbitrary,bytes,zeroize
 cargo test -p memlayout-lean-string --features bytes,proptest,zeroize,serde,arbitrary
+# cob-tree's serde support (feature `serde`) and its round-trip test.
+cargo test -p memlayout-cob-tree --features serde

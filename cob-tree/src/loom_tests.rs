@@ -115,3 +115,64 @@ fn loom_growth_vs_reader() {
         assert_eq!(t.len(), 5);
     });
 }
+
+/// `get_or_insert` racing an `insert` of the same absent key: exactly one of them inserts;
+/// `get_or_insert` returns what is stored at its linearization point.
+#[test]
+fn loom_get_or_insert_vs_insert() {
+    loom::model(|| {
+        let t = tree(&[1, 2, 3]);
+        let w = {
+            let t = t.clone();
+            thread::spawn(move || t.get_or_insert(5, 50))
+        };
+        let mine = t.insert(5, 51);
+        let theirs = w.join().unwrap();
+        match mine {
+            // The insert came second: it replaced what get_or_insert inserted.
+            Some(50) => assert_eq!(theirs, 50),
+            // The insert came first: get_or_insert found its value.
+            None => assert_eq!(theirs, 51),
+            other => panic!("insert returned {other:?}"),
+        }
+        assert_eq!(t.get(&5), Some(51));
+        assert_eq!(t.len(), 4);
+    });
+}
+
+/// Two pops racing on a map of two elements (one from each end, and from the same end in
+/// turn): no element is popped twice, none is lost.
+#[test]
+fn loom_pop_vs_pop() {
+    loom::model(|| {
+        let t = tree(&[1, 2]);
+        let w = {
+            let t = t.clone();
+            thread::spawn(move || t.pop_first())
+        };
+        let mine = t.pop_first();
+        let theirs = w.join().unwrap();
+        let mut got: Vec<u64> = [mine, theirs].into_iter().flatten().map(|e| e.0).collect();
+        got.sort_unstable();
+        assert_eq!(got, vec![1, 2]);
+        assert!(t.is_empty() && t.pop_last().is_none());
+    });
+}
+
+/// Two `update`s of one key: neither increment is lost.
+#[test]
+fn loom_update_vs_update() {
+    loom::model(|| {
+        let t = tree(&[1, 2]);
+        let w = {
+            let t = t.clone();
+            thread::spawn(move || t.update(&1, |v| v + 1))
+        };
+        let mine = t.update(&1, |v| v + 1);
+        let theirs = w.join().unwrap();
+        let mut both = [mine.unwrap(), theirs.unwrap()];
+        both.sort_unstable();
+        assert_eq!(both, [11, 12]);
+        assert_eq!(t.get(&1), Some(12));
+    });
+}

@@ -132,22 +132,30 @@ impl<K: Key, V: Pod> Map<K, V> {
     /// is pinless, then pinned, backing off between attempts.
     #[inline(always)]
     fn read<R>(&self, f: impl Fn(&Pma<K, V>) -> Option<R>) -> R {
-        if let Some(pma) = self.root.load_pinless()
-            && let Some(r) = f(pma)
-        {
-            return r;
+        self.read_counting(f, &mut 0)
+    }
+
+    /// [`read`](Self::read), adding the failed attempts to `retries`.
+    #[inline(always)]
+    fn read_counting<R>(&self, f: impl Fn(&Pma<K, V>) -> Option<R>, retries: &mut usize) -> R {
+        if let Some(pma) = self.root.load_pinless() {
+            if let Some(r) = f(pma) {
+                return r;
+            }
+            *retries += 1;
         }
-        self.read_pinned(f)
+        self.read_pinned(f, retries)
     }
 
     #[inline(never)]
-    fn read_pinned<R>(&self, f: impl Fn(&Pma<K, V>) -> Option<R>) -> R {
+    fn read_pinned<R>(&self, f: impl Fn(&Pma<K, V>) -> Option<R>, retries: &mut usize) -> R {
         let guard = pin();
         let mut spins = 0;
         loop {
             if let Some(r) = f(self.root.load(&guard)) {
                 return r;
             }
+            *retries += 1;
             spin_wait(&mut spins);
         }
     }
@@ -175,6 +183,14 @@ impl<K: Key, V: Pod> Map<K, V> {
         K: Borrow<Q>,
     {
         self.read(|pma| Self::get_in(pma, k))
+    }
+
+    /// `get`, also saying how many times it had to retry (tests).
+    #[cfg(all(test, not(loom)))]
+    pub(crate) fn get_counting(&self, k: &K) -> (Option<(K, V)>, usize) {
+        let mut retries = 0;
+        let r = self.read_counting(|pma| Self::get_in(pma, k), &mut retries);
+        (r, retries)
     }
 
     /// Locks the leaf that owns `k` in `pma`, or `None` when a leaf on the way is busy or
@@ -675,6 +691,66 @@ impl<K: Key, V: Pod> Map<K, V> {
 mod tests {
     use super::*;
     use crate::CobTree;
+
+    /// Readers never wait on a rebuild: a reader thread keeps reading stable keys while a
+    /// writer appends keys past them, forcing growth after growth (each copying the whole
+    /// array). The old array's leaves are frozen, not locked, so the reader goes on reading
+    /// it until the new one is published: it must never retry. It prints its longest
+    /// single `get` (timing is reported, never asserted).
+    #[cfg(not(loom))]
+    #[test]
+    fn readers_do_not_wait_for_growth() {
+        let (stable, appended) = if cfg!(miri) {
+            (300u64, 600u64)
+        } else {
+            (100_000, 400_000)
+        };
+        let t: CobTree<u64, u64> = CobTree::new();
+        for k in 0..stable {
+            t.insert(k * 2, k);
+        }
+        let geometry = |t: &CobTree<u64, u64>| {
+            let g = t.map.guard();
+            t.map.pma(&g).geometry()
+        };
+        let start = geometry(&t);
+        let done = crate::sync::AtomicBool::new(false);
+        let (gets, retries, longest) = std::thread::scope(|s| {
+            let (t, done) = (&t, &done);
+            let reader = s.spawn(move || {
+                let (mut gets, mut retries, mut longest) =
+                    (0u64, 0usize, core::time::Duration::ZERO);
+                let mut x = 7u64;
+                while !done.load(Ordering::Relaxed) {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    let k = x % stable;
+                    let at = std::time::Instant::now();
+                    let (r, n) = t.map.get_counting(&(k * 2));
+                    longest = longest.max(at.elapsed());
+                    assert_eq!(r, Some((k * 2, k)), "stable key {} missed", k * 2);
+                    (gets, retries) = (gets + 1, retries + n);
+                }
+                (gets, retries, longest)
+            });
+            for k in 0..appended {
+                t.insert(stable * 2 + k, k);
+            }
+            done.store(true, Ordering::Relaxed);
+            reader.join().unwrap()
+        });
+        let end = geometry(&t);
+        println!(
+            "{gets} gets while the array grew from {start:?} to {end:?}: {retries} retries, \
+             longest get {longest:?}"
+        );
+        assert!(
+            end.leaves * end.cap >= 2 * start.leaves * start.cap,
+            "the array grew"
+        );
+        assert_eq!(retries, 0, "a reader retried during growth");
+    }
     use crate::pma::geometry::wide_capacity;
     use std::collections::BTreeMap;
 
