@@ -30,6 +30,9 @@ static REALLOCS: AtomicU64 = AtomicU64::new(0);
 static REQUESTED_TOTAL: AtomicU64 = AtomicU64::new(0);
 static REQUESTED_LIVE: AtomicI64 = AtomicI64::new(0);
 static PHYSICAL_LIVE: AtomicI64 = AtomicI64::new(0);
+// The highest live balances since the last `reset_peaks` (counted allocations only).
+static PEAK_REQUESTED_LIVE: AtomicI64 = AtomicI64::new(0);
+static PEAK_PHYSICAL_LIVE: AtomicI64 = AtomicI64::new(0);
 
 /// An allocator that can say how many bytes a block it returned really spans.
 ///
@@ -86,8 +89,10 @@ impl<A> CountingAlloc<A> {
 fn on_alloc(requested: usize, physical: usize) {
     ALLOCS.fetch_add(1, Relaxed);
     REQUESTED_TOTAL.fetch_add(requested as u64, Relaxed);
-    REQUESTED_LIVE.fetch_add(requested as i64, Relaxed);
-    PHYSICAL_LIVE.fetch_add(physical as i64, Relaxed);
+    let r = REQUESTED_LIVE.fetch_add(requested as i64, Relaxed) + requested as i64;
+    let p = PHYSICAL_LIVE.fetch_add(physical as i64, Relaxed) + physical as i64;
+    PEAK_REQUESTED_LIVE.fetch_max(r, Relaxed);
+    PEAK_PHYSICAL_LIVE.fetch_max(p, Relaxed);
 }
 
 fn on_dealloc(requested: usize, physical: usize) {
@@ -144,8 +149,10 @@ unsafe impl<A: UsableSize> GlobalAlloc for CountingAlloc<A> {
             // SAFETY: `p` is the live block `realloc` just returned for `new_layout`.
             let new_physical = unsafe { self.inner.usable_size(p, new_layout) };
             REQUESTED_TOTAL.fetch_add(new_size.saturating_sub(layout.size()) as u64, Relaxed);
-            REQUESTED_LIVE.fetch_add(new_size as i64 - layout.size() as i64, Relaxed);
-            PHYSICAL_LIVE.fetch_add(new_physical as i64 - old_physical as i64, Relaxed);
+            let dr = new_size as i64 - layout.size() as i64;
+            let dp = new_physical as i64 - old_physical as i64;
+            PEAK_REQUESTED_LIVE.fetch_max(REQUESTED_LIVE.fetch_add(dr, Relaxed) + dr, Relaxed);
+            PEAK_PHYSICAL_LIVE.fetch_max(PHYSICAL_LIVE.fetch_add(dp, Relaxed) + dp, Relaxed);
         }
         p
     }
@@ -211,6 +218,24 @@ pub fn is_installed() -> bool {
     after.allocs > before.allocs
 }
 
+/// Runs `f` with counting on and returns its result, the counters' change, and the highest
+/// requested and physical live bytes reached during `f`, above where they were at its start
+/// (a structure's peak while it was built, e.g. an old and a new array alive together).
+pub fn measure_peak<T>(f: impl FnOnce() -> T) -> (T, Snapshot, (i64, i64)) {
+    let was = set_enabled(true);
+    let before = snapshot();
+    PEAK_REQUESTED_LIVE.store(before.requested_live, Relaxed);
+    PEAK_PHYSICAL_LIVE.store(before.physical_live, Relaxed);
+    let out = f();
+    let after = snapshot();
+    let peak = (
+        PEAK_REQUESTED_LIVE.load(Relaxed) - before.requested_live,
+        PEAK_PHYSICAL_LIVE.load(Relaxed) - before.physical_live,
+    );
+    set_enabled(was);
+    (out, before.delta(&after), peak)
+}
+
 /// Runs `f` with counting on and returns its result with the counters' change.
 /// The result is returned alive, so its live bytes are in the delta.
 pub fn measure<T>(f: impl FnOnce() -> T) -> (T, Snapshot) {
@@ -232,6 +257,18 @@ mod tests {
     // Tests run on several threads; counting is per thread but the counters are shared,
     // so every test that reads them holds this lock.
     static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+    #[test]
+    fn peak_sees_a_freed_block() {
+        let _g = SERIAL.lock().unwrap();
+        let (b, d, (req, _)) = measure_peak(|| {
+            drop(std::hint::black_box(vec![0u8; 10_000]));
+            Box::new([0u8; 100])
+        });
+        assert_eq!(d.requested_live, 100);
+        assert!(req >= 10_000, "peak {req}");
+        drop(b);
+    }
 
     #[test]
     fn counts_one_box_exactly() {

@@ -186,12 +186,7 @@ where
     /// Whether `k` is before the end of the range and before what the back has yielded.
     #[inline(always)]
     fn before_end(&self, k: &K) -> bool {
-        let in_range = match self.range.end_bound() {
-            Bound::Unbounded => true,
-            Bound::Included(e) => k.borrow() <= e,
-            Bound::Excluded(e) => k.borrow() < e,
-        };
-        in_range && self.back_last.as_ref().is_none_or(|b| k < b)
+        before_end(&self.range, &self.back_last, k)
     }
 
     /// Whether `k` is after the start of the range and after what the front has yielded.
@@ -249,6 +244,68 @@ where
 
     #[inline]
     fn next(&mut self) -> Option<(K, V)> {
+        // The common case first: the next element of the leaf being read.
+        let c = &mut self.front;
+        if c.valid
+            && c.seek.slot < c.seek.count
+            && c.seek.ver & FROZEN == 0
+            && let Some(arr) = c.arr.as_deref()
+            && let Some((k, v)) = arr.read_at(c.j, c.seek.slot, c.seek.ver)
+            && self.before_end(&k)
+        {
+            self.front.seek.slot += 1;
+            self.front_last = Some(k);
+            return Some((k, v));
+        }
+        self.next_slow()
+    }
+
+    /// Internal iteration walks each leaf in a tight loop, still validating every element
+    /// against the leaf's version just before handing it to `f`.
+    fn fold<B, F: FnMut(B, (K, V)) -> B>(mut self, init: B, mut f: F) -> B {
+        let mut acc = init;
+        loop {
+            let c = &mut self.front;
+            if c.valid
+                && c.seek.ver & FROZEN == 0
+                && let Some(arr) = c.arr.as_deref()
+            {
+                let (j, ver, n) = (c.j, c.seek.ver, c.seek.count);
+                let mut s = c.seek.slot;
+                let mut last = None;
+                while s < n {
+                    let Some((k, v)) = arr.read_at(j, s, ver) else {
+                        break;
+                    };
+                    if !before_end(&self.range, &self.back_last, &k) {
+                        break;
+                    }
+                    s += 1;
+                    last = Some(k);
+                    acc = f(acc, (k, v));
+                }
+                c.seek.slot = s;
+                if last.is_some() {
+                    self.front_last = last;
+                }
+            }
+            match self.next_slow() {
+                Some(e) => acc = f(acc, e),
+                None => return acc,
+            }
+        }
+    }
+}
+
+impl<Q, R, K, V> Range<'_, Q, R, K, V>
+where
+    Q: ?Sized + Ord,
+    R: RangeBounds<Q>,
+    K: Key + Borrow<Q>,
+    V: Pod,
+{
+    #[inline(never)]
+    fn next_slow(&mut self) -> Option<(K, V)> {
         while !self.done {
             if !self.front.valid {
                 self.seek_front();
@@ -312,6 +369,22 @@ impl<Q: ?Sized, R, K: Key + core::fmt::Debug, V: Pod> core::fmt::Debug for Range
     }
 }
 
+/// Whether `k` is before the end of `range` and before `back_last`.
+#[inline(always)]
+fn before_end<Q, R, K>(range: &R, back_last: &Option<K>, k: &K) -> bool
+where
+    Q: ?Sized + Ord,
+    R: RangeBounds<Q>,
+    K: Key + Borrow<Q>,
+{
+    let in_range = match range.end_bound() {
+        Bound::Unbounded => true,
+        Bound::Included(e) => k.borrow() <= e,
+        Bound::Excluded(e) => k.borrow() < e,
+    };
+    in_range && back_last.as_ref().is_none_or(|b| k < b)
+}
+
 /// An iterator over all entries of a [`CobTree`](crate::CobTree), in key order from either
 /// end; weakly consistent as [`Range`] is.
 pub struct Iter<'a, K: Key, V: Pod>(Range<'a, K, RangeFull, K, V>);
@@ -334,6 +407,10 @@ macro_rules! forward {
             #[inline]
             fn next(&mut self) -> Option<$item> {
                 self.0.next().map(|$e| $map)
+            }
+            #[inline]
+            fn fold<B, F: FnMut(B, $item) -> B>(self, init: B, mut f: F) -> B {
+                self.0.fold(init, |acc, $e| f(acc, $map))
             }
         }
         impl<K: Key, V: Pod> DoubleEndedIterator for $t<'_, K, V> {

@@ -10,9 +10,10 @@ use std::collections::BTreeMap;
 use std::sync::RwLock;
 use std::time::Instant;
 
-use cob_tree::{CobTree, FULL_SIZES, LARGE_SIZES, SEED_TABLE_SIZES};
+use cob_tree::CobTree;
 use crossbeam_skiplist::SkipMap;
 
+use crate::counting;
 use crate::measure::{BenchError, BenchResult, Case, Ctx, Instrument, Stats};
 use crate::seeds::{Claim, Ours};
 
@@ -32,6 +33,13 @@ const BT: &str = "BTreeMap";
 const RW: &str = "RwLock<BTreeMap>";
 const SKIP: &str = "SkipMap";
 const VEC: &str = "sorted Vec";
+
+/// Map sizes of the seed's benchmark table (all fit in L2: where the seed stopped).
+pub const SEED_TABLE_SIZES: [usize; 5] = [100, 500, 1_000, 2_000, 5_000];
+/// Map sizes past the caches, where the layout matters (quick mode).
+pub const LARGE_SIZES: [usize; 2] = [100_000, 1_000_000];
+/// Extra map size of the full mode.
+pub const FULL_SIZES: [usize; 1] = [10_000_000];
 
 /// Lookups per timed call (at most; fewer for smaller maps' seed rows is not needed).
 const PROBES: usize = 100_000;
@@ -78,20 +86,10 @@ trait Peer: Sized {
     fn scan(&self) -> (usize, u64);
     /// Key sum of the first `n` keys `>= from`.
     fn range_sum(&self, from: u64, n: usize) -> u64;
-    /// Frees what the map retired to deferred reclamation (so memory rows count only the
-    /// live structure, not earlier builds' garbage freed meanwhile).
-    fn settle(&self) {}
 }
 
 impl Peer for CobTree<u64, u64> {
     const NAME: &'static str = COB;
-    fn settle(&self) {
-        // Old arrays are freed by crossbeam-epoch once every thread has moved on; a few
-        // flushes from this (the only) thread advance the epoch far enough.
-        for _ in 0..8 {
-            crossbeam_epoch::pin().flush();
-        }
-    }
     fn empty() -> Self {
         CobTree::new()
     }
@@ -298,22 +296,7 @@ fn single<P: Peer>(
     let built: P = build(keys);
 
     if ctx.wants(Instrument::Memory) && !seed_row {
-        let case = Case::new("random build", name, "keys", p).baseline(BT);
-        built.settle();
-        ctx.memory(
-            &case,
-            p,
-            || {
-                let m = build::<P>(keys);
-                m.settle();
-                m
-            },
-            |m| {
-                (m.len() == n)
-                    .then_some(())
-                    .ok_or(format!("len {}", m.len()))
-            },
-        )?;
+        peak_memory::<P>(ctx, n, keys)?;
     }
     if !ctx.wants(Instrument::Time) {
         return Ok(());
@@ -426,6 +409,49 @@ fn get_case(
                 .ok_or(format!("sum {got} != {want}"))
         },
     )?;
+    Ok(())
+}
+
+/// The memory rows of one random build: allocations per key, and the *peak* requested and
+/// physical live bytes per key during the build (for CobTree that includes each growth's
+/// moment with the old and the new array both alive; retired arrays are not left behind).
+fn peak_memory<P: Peer>(ctx: &mut Ctx<'_>, n: usize, keys: &[u64]) -> BenchResult {
+    let case = Case::new("random build", P::NAME, "keys", n as u64).baseline(BT);
+    if !ctx.selected(&case) || ctx.settings().sweeps_only {
+        return Ok(());
+    }
+    if !counting::is_installed() {
+        return Err(BenchError(
+            "the memory instrument needs bench_suite::counting::CountingAlloc as the global allocator".into(),
+        ));
+    }
+    let (m, delta, (req, phys)) = counting::measure_peak(|| build::<P>(keys));
+    if m.len() != n {
+        return Err(fail(&case, format!("len {}", m.len())));
+    }
+    drop(m);
+    let per = |x: f64| Stats::exact(x / n as f64);
+    ctx.record(
+        &case,
+        "allocs/item",
+        true,
+        Instrument::Memory,
+        per(delta.allocs as f64),
+    );
+    ctx.record(
+        &case,
+        "peak requested B/item",
+        true,
+        Instrument::Memory,
+        per(req as f64),
+    );
+    ctx.record(
+        &case,
+        "peak physical B/item",
+        true,
+        Instrument::Memory,
+        per(phys as f64),
+    );
     Ok(())
 }
 

@@ -1,8 +1,9 @@
 //! Validated (optimistic) reads of one leaf: version (even) -> fences, count, cells ->
 //! acquire fence -> version again. Readers write nothing shared.
 
-use super::{FROZEN, HI_INF, LO_NEG_INF, Pma, Probe, load, search};
+use super::{FENCES, FROZEN, HI_INF, LO_NEG_INF, Pma, Probe, VERSION, load, search};
 use crate::key::{Key, Pod};
+use crate::sync::{Ordering, fence};
 use core::borrow::Borrow;
 use core::cmp::Ordering as Cmp;
 use core::ops::Bound;
@@ -103,7 +104,14 @@ impl<K: Key, V: Pod> Pma<K, V> {
             slot = match (at, front) {
                 (Bound::Unbounded, true) => 0,
                 (Bound::Unbounded, false) => n,
-                // Forward: the first key `>= k` (Included) or `> k` (Excluded).
+                // Forward: the first key `>= k` (Included) or `> k` (Excluded). An iterator
+                // that read the previous leaf to its end resumes at this leaf's lower
+                // fence: slot 0, no search.
+                (Bound::Included(k), true)
+                    if meta & LO_NEG_INF == 0 && self.lo(j).borrow() == k =>
+                {
+                    0
+                }
                 (Bound::Included(k), true) => first_after(k, false),
                 (Bound::Excluded(k), true) => first_after(k, true),
                 // Backward: the number of keys `<= k` (Included) or `< k` (Excluded).
@@ -135,9 +143,13 @@ impl<K: Key, V: Pod> Pma<K, V> {
     /// it (`s` below the count read at that version).
     #[inline(always)]
     pub(crate) fn read_at(&self, j: usize, s: usize, ver: u64) -> Option<(K, V)> {
-        let (ks, vs) = self.cells(j);
-        let e = (load::<K>(ks, s), load::<V>(vs, s));
-        self.still(j, ver).then_some(e)
+        // One slice of the leaf, so the three loads share one bounds check per index.
+        let leaf = self.span(self.base(j), self.stride);
+        let ko = FENCES + 2 * K::WORDS + s * K::WORDS;
+        let vo = FENCES + 2 * K::WORDS + self.cap * K::WORDS + s * V::WORDS;
+        let e = (load::<K>(&leaf[ko..], 0), load::<V>(&leaf[vo..], 0));
+        fence(Ordering::Acquire);
+        (leaf[VERSION].load(Ordering::Relaxed) == ver).then_some(e)
     }
 
     /// A validated look at leaf `j` for `first`/`last`: (version, the first or last element).
@@ -153,6 +165,6 @@ impl<K: Key, V: Pod> Pma<K, V> {
 
     /// The current version of leaf `j`, frozen bit cleared (for double-collect checks).
     pub(crate) fn version_now(&self, j: usize) -> u64 {
-        self.version(j).load(crate::sync::Ordering::Acquire) & !FROZEN
+        self.version(j).load(Ordering::Acquire) & !FROZEN
     }
 }
