@@ -8,45 +8,18 @@
 
 use std::sync::Arc;
 
-use crate::cell::gc::{self, MarkStack, RootTable};
-use crate::cell::{self, Obj, ShapeTable, TAG_ARRAY, TAG_FUNCTION, Value};
+use crate::cell::collect::{self as gc, MarkStack};
+use crate::cell::root::RootTable;
+use crate::cell::{
+    self, CollectStats, HeapShared, NativeFn, Obj, ShapeTable, TAG_ARRAY, TAG_FUNCTION, Value,
+};
+use crate::error::Error;
 use crate::key::{Key, PropertyKey};
 use crate::slab::{LocalCache, RawAlloc, SIZE_CLASSES, Slab, SystemAlloc};
 use crate::sync::unmodeled;
 use crate::sync::{AtomicU64, Mutex, Ordering};
-use crate::{Error, Literal, NativeFn, Root};
-
-/// The part of a heap that chunks point at (in an `Arc` that is never shared: its address
-/// is stable, and unlike a `Box` moving the handle does not reassert unique access to it).
-pub(crate) struct HeapShared {
-    pub(crate) id: u64,
-    pub(crate) slab: Slab,
-    pub(crate) shapes: ShapeTable,
-    pub(crate) roots: Arc<RootTable>,
-    /// Held while a prototype is checked for cycles and set, so two threads linking
-    /// objects crosswise cannot both pass the check.
-    pub(crate) proto_lock: Mutex<()>,
-    cells_allocated: AtomicU64,
-}
-
-impl HeapShared {
-    pub(crate) fn raw(&self) -> &dyn RawAlloc {
-        self.slab.raw()
-    }
-}
-
-/// What one collection did.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub struct CollectStats {
-    /// Objects reached from the roots.
-    pub marked: u64,
-    /// Dead objects freed.
-    pub freed: u64,
-    /// Dead objects whose side state the finalizer freed.
-    pub finalized: u64,
-    /// Dead objects without side state: freed by clearing a bit, no finalizer work.
-    pub freed_without_finalizer: u64,
-}
+use crate::cell::literal::Literal;
+use crate::cell::root::Root;
 
 /// Counters of a heap.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -206,6 +179,13 @@ impl Heap {
             collections: self.collections,
             last: self.last,
         }
+    }
+}
+
+impl Root {
+    /// The rooted object, borrowed from `heap` (an error if the root belongs to another).
+    pub fn get<'h>(&self, heap: &'h Heap) -> Result<Obj<'h>, Error> {
+        self.get_in(&heap.shared)
     }
 }
 

@@ -1,20 +1,23 @@
 #![doc = include_str!("../README.md")]
 
 mod cell;
+mod error;
 mod heap;
 mod key;
 mod object;
 mod slab;
 mod sync;
 
-pub use cell::gc::{Literal, Root};
+pub use cell::literal::Literal;
+pub use cell::root::Root;
 pub use cell::{
-    CELL_BYTES, COLD_STATE_BYTES, HEADER_BYTES, INLINE_SLOTS, OBJECT_CLASS, OBJECT_CLASS_BYTES,
-    OBJECT_PAYLOAD_BYTES, Obj, STORAGE_STATE_BYTES, Value,
+    CELL_BYTES, COLD_STATE_BYTES, CollectStats, HEADER_BYTES, INLINE_SLOTS, NativeFn, OBJECT_CLASS,
+    OBJECT_CLASS_BYTES, OBJECT_PAYLOAD_BYTES, Obj, STORAGE_STATE_BYTES, Value,
 };
-pub use heap::{CollectStats, Heap, HeapStats, Mutator};
+pub use error::Error;
+pub use heap::{Heap, HeapStats, Mutator};
 pub use key::{Key, MAX_ARRAY_INDEX, PropertyKey};
-pub use object::{MAX_INDEX_GAP, NativeFn, Property, PropertyCache};
+pub use object::{MAX_INDEX_GAP, Property, PropertyCache};
 pub use slab::{
     CHUNK_BYTES, CHUNK_POOL_CHUNKS, LARGEST_CLASS, RawAlloc, SIZE_CLASSES, SystemAlloc, class_of,
 };
@@ -22,66 +25,3 @@ pub use slab::{
 /// Is this build the "before" layout (`wide-object` feature: side state inline, 256-byte
 /// class)?
 pub const WIDE_OBJECT: bool = cfg!(feature = "wide-object");
-
-/// Why an operation failed (JS: a `TypeError` or `RangeError`; Rust: out of memory). The
-/// object is unchanged whenever an error is returned.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Error {
-    /// The heap's allocator refused memory.
-    OutOfMemory,
-    /// Writing a non-writable property (own or inherited).
-    NotWritable(PropertyKey),
-    /// Deleting or redefining a non-configurable property.
-    NotConfigurable(PropertyKey),
-    /// Adding a property to (or changing the prototype of) a non-extensible object.
-    NotExtensible(PropertyKey),
-    /// Assigning to an accessor property without a setter.
-    NoSetter(PropertyKey),
-    /// The object is restricted to another thread.
-    WrongThread,
-    /// A value, prototype, root or literal of another heap.
-    ForeignHeap,
-    /// Setting a prototype would make a cycle.
-    PrototypeCycle,
-    /// An array length that is not an integer in `0 ..= 2^32 - 1`.
-    InvalidArrayLength,
-    /// An index too far past the dense elements (see [`MAX_INDEX_GAP`]).
-    IndexTooSparse(u32),
-    /// An array operation on a non-array.
-    NotAnArray,
-    /// Calling something that is not a function.
-    NotCallable,
-    /// More values than the literal has properties.
-    TooManyValues,
-    /// A feature this object model does not provide.
-    Unsupported(&'static str),
-    /// Raised by a native function.
-    Thrown(&'static str),
-}
-
-impl core::fmt::Display for Error {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        match self {
-            Error::OutOfMemory => f.write_str("out of memory"),
-            Error::NotWritable(k) => write!(f, "TypeError: property {k} is not writable"),
-            Error::NotConfigurable(k) => write!(f, "TypeError: property {k} is not configurable"),
-            Error::NotExtensible(k) => write!(
-                f,
-                "TypeError: cannot add property {k}: object is not extensible"
-            ),
-            Error::NoSetter(k) => write!(f, "TypeError: property {k} has a getter but no setter"),
-            Error::WrongThread => f.write_str("TypeError: object is restricted to another thread"),
-            Error::ForeignHeap => f.write_str("value belongs to another heap"),
-            Error::PrototypeCycle => f.write_str("TypeError: cyclic prototype chain"),
-            Error::InvalidArrayLength => f.write_str("RangeError: invalid array length"),
-            Error::IndexTooSparse(i) => write!(f, "index {i} is too far past the dense elements"),
-            Error::NotAnArray => f.write_str("TypeError: not an array"),
-            Error::NotCallable => f.write_str("TypeError: not a function"),
-            Error::TooManyValues => f.write_str("more values than literal properties"),
-            Error::Unsupported(what) => write!(f, "unsupported: {what}"),
-            Error::Thrown(what) => write!(f, "thrown: {what}"),
-        }
-    }
-}
-
-impl std::error::Error for Error {}

@@ -1,16 +1,12 @@
 //! JavaScript object semantics over the cell (safe code).
 
-use crate::Error;
 use crate::cell::{
-    ColdDraft, Locked, Obj, PropEntry, SIDE_ENTRIES, SIDE_RESTRICTED, TAG_ARRAY, TAG_FUNCTION,
-    Value,
+    ColdDraft, Locked, NativeFn, Obj, PropEntry, SIDE_ENTRIES, SIDE_RESTRICTED, TAG_ARRAY,
+    TAG_FUNCTION, Value,
 };
+use crate::error::Error;
 use crate::key::{Key, MAX_ARRAY_INDEX, PropertyKey, length_key};
 use crate::sync::unmodeled;
-
-/// A native function: `f(this, argument)`. Getters get `undefined` as argument, setters the
-/// assigned value.
-pub type NativeFn = for<'h> fn(Value<'h>, Value<'h>) -> Result<Value<'h>, Error>;
 
 const W: u8 = 1;
 const E: u8 = 2;

@@ -35,14 +35,6 @@ const FALSE_BITS: u64 = TAG_SPECIAL | 2;
 const TRUE_BITS: u64 = TAG_SPECIAL | 3;
 pub(crate) const HOLE_BITS: u64 = TAG_SPECIAL | 4;
 
-/// The highest address (exclusive) an object cell may have so that it fits the payload
-/// (47 bits: user space on x86-64 and aarch64; every address on 32-bit targets).
-#[cfg(target_pointer_width = "64")]
-pub(crate) const ADDRESS_LIMIT: usize = 1 << 47;
-/// The highest address (exclusive) an object cell may have (every address on 32-bit).
-#[cfg(not(target_pointer_width = "64"))]
-pub(crate) const ADDRESS_LIMIT: usize = usize::MAX;
-
 #[cfg(target_pointer_width = "64")]
 mod repr {
     use super::*;
@@ -296,12 +288,12 @@ impl<'h> Value<'h> {
     }
     /// The object, if this is one.
     #[inline]
-    pub fn as_object(self) -> Option<crate::Obj<'h>> {
+    pub fn as_object(self) -> Option<super::Obj<'h>> {
         if self.word.is_object() {
             let cell = NonNull::new(self.word.cell()).expect("object words are non-null");
             // SAFETY: object words come only from `Obj`s or slots of live objects (type
             // invariant of `Value<'h>`), so the cell is alive for `'h`.
-            Some(unsafe { crate::Obj::from_cell(cell) })
+            Some(unsafe { super::Obj::from_cell(cell) })
         } else {
             None
         }
@@ -343,8 +335,8 @@ impl<'h> From<Key> for Value<'h> {
         Value::string(k)
     }
 }
-impl<'h> From<crate::Obj<'h>> for Value<'h> {
-    fn from(o: crate::Obj<'h>) -> Self {
+impl<'h> From<super::Obj<'h>> for Value<'h> {
+    fn from(o: super::Obj<'h>) -> Self {
         o.value()
     }
 }

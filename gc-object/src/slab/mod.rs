@@ -20,6 +20,14 @@ use core::ptr::NonNull;
 
 use crate::sync::{AtomicU64, Mutex, Ordering, UnsafeCell, lock};
 
+/// The highest address (exclusive) an object cell may have so that it fits the payload
+/// (47 bits: user space on x86-64 and aarch64; every address on 32-bit targets).
+#[cfg(target_pointer_width = "64")]
+pub const ADDRESS_LIMIT: usize = 1 << 47;
+/// The highest address (exclusive) an object cell may have (every address on 32-bit).
+#[cfg(not(target_pointer_width = "64"))]
+pub const ADDRESS_LIMIT: usize = usize::MAX;
+
 /// The slab size classes, in bytes (each a power of two).
 pub const SIZE_CLASSES: [usize; 6] = [64, 128, 256, 512, 1024, 2048];
 /// The largest class; bigger cells get their own allocation.
@@ -433,7 +441,7 @@ impl Slab {
             .as_ptr()
             .addr()
             .checked_add(CHUNK_BYTES)
-            .is_none_or(|end| end > crate::cell::ADDRESS_LIMIT)
+            .is_none_or(|end| end > ADDRESS_LIMIT)
         {
             // SAFETY: allocated just above with this layout.
             unsafe { self.raw.dealloc(base, layout) };
@@ -567,7 +575,7 @@ impl Slab {
             .as_ptr()
             .addr()
             .checked_add(total)
-            .is_none_or(|end| end > crate::cell::ADDRESS_LIMIT)
+            .is_none_or(|end| end > ADDRESS_LIMIT)
         {
             // SAFETY: allocated just above with this layout.
             unsafe { self.raw.dealloc(base, layout) };

@@ -1,0 +1,100 @@
+//! The unsafe half of the heap: allocation of cells, marking and sweeping.
+
+use core::ptr::NonNull;
+
+use super::shared::{CollectStats, HeapShared};
+use super::{OBJECT_CLASS, Obj, ObjectCell, Shape, Value, finalize, init_object, trace};
+use crate::error::Error;
+use crate::slab::{LocalCache, Slab};
+use crate::sync::lock;
+
+/// Allocates an object cell through `cache` and initializes it.
+#[inline]
+pub(crate) fn alloc_object<'h>(
+    heap: &'h HeapShared,
+    cache: &mut LocalCache,
+    shape: &'h Shape,
+    proto: Option<Obj<'h>>,
+    tags: u16,
+    values: &[Value<'h>],
+) -> Result<Obj<'h>, Error> {
+    // Callers pass a shape that fits the inline slots and at most that many values.
+    debug_assert!(values.len() <= shape.slot_count() as usize);
+    if shape.slot_count() as usize > super::INLINE_SLOTS || values.len() > super::INLINE_SLOTS {
+        return Err(Error::TooManyValues);
+    }
+    let p = heap
+        .slab
+        .alloc_cell(cache, OBJECT_CLASS)
+        .ok_or(Error::OutOfMemory)?;
+    // SAFETY: `p` is a fresh cell of the object class of this heap, owned by no one else;
+    // `shape` is from this heap's table (borrowed for 'h); the counts were checked above.
+    Ok(unsafe { init_object(p, shape, proto, tags, values) })
+}
+
+/// The collector's reusable mark stack (kept in the heap so steady collections do not
+/// allocate).
+#[derive(Debug, Default)]
+pub(crate) struct MarkStack(Vec<NonNull<ObjectCell>>);
+
+impl MarkStack {
+    /// Forgets the entries of an interrupted collection.
+    pub(crate) fn clear(&mut self) {
+        self.0.clear();
+    }
+}
+
+// SAFETY: only used by `collect`, which has exclusive access to the heap.
+unsafe impl Send for MarkStack {}
+// SAFETY: as for `Send`.
+unsafe impl Sync for MarkStack {}
+
+/// Marks from the roots, then sweeps, finalizing dead objects. `&mut HeapShared`: no
+/// mutator and no `Obj` exists.
+pub(crate) fn collect(heap: &mut HeapShared, stack: &mut MarkStack) -> CollectStats {
+    let mut stats = CollectStats::default();
+    let raw = heap.slab.raw();
+    {
+        let t = lock(&heap.roots.slots);
+        for &cell in t.cells.iter().flatten() {
+            // SAFETY: rooted cells are live cells of this heap; exclusive access.
+            if unsafe { Slab::mark(cell.cast()) } {
+                stack.0.push(cell);
+            }
+        }
+    }
+    while let Some(cell) = stack.0.pop() {
+        stats.marked += 1;
+        let mut visit = |child: NonNull<ObjectCell>| {
+            // SAFETY: references are to live cells of the same heap (stores check the heap);
+            // exclusive access.
+            if unsafe { Slab::mark(child.cast()) } {
+                stack.0.push(child);
+            }
+        };
+        // SAFETY: `cell` is a live cell of this heap (reached from a root); exclusive.
+        unsafe { trace(cell, raw, &mut visit) };
+    }
+    let mut with_side = 0u64;
+    let counts = heap.slab.sweep(&mut |cell, raw| {
+        // SAFETY: the sweep hands out dead object cells of this heap that have side state;
+        // exclusive access.
+        if unsafe { finalize(cell.cast(), raw) } {
+            with_side += 1;
+        }
+    });
+    debug_assert_eq!(with_side, counts.finalized);
+    stats.freed = counts.freed;
+    stats.finalized = with_side;
+    stats.freed_without_finalizer = counts.freed - counts.finalized;
+    stats
+}
+
+/// Finalizes every object (the heap is being dropped).
+pub(crate) fn finalize_all(heap: &mut HeapShared) {
+    heap.slab.sweep(&mut |cell, raw| {
+        // SAFETY: nothing is marked, so every cell is handed out; the heap is being dropped
+        // (exclusive), so every object is dead.
+        unsafe { finalize(cell.cast(), raw) };
+    });
+}

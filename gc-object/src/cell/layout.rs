@@ -1,0 +1,420 @@
+//! The object cell: its fields, the compile-time proofs of its size and offsets, the `Obj`
+//! handle (every field read goes through it) and the one-byte lock.
+
+use core::marker::PhantomData;
+use core::ptr::{self, NonNull};
+
+use super::shared::HeapShared;
+use super::side::{ColdState, Elements, StorageState, block_items};
+use super::txn::Locked;
+use super::{AtomicWord, Shape, Value, Word};
+use crate::slab::{self, SIZE_CLASSES, class_of};
+use crate::sync::{AtomicPtr, AtomicU8, Ordering, spin_wait};
+
+/// Bytes of the GC cell header (the cell kind and one reserved byte). Mark bits live in
+/// the chunk's bitmap, not here, which is why the header is 2 bytes instead of the seed's
+/// 32; the bytes saved became inline slots.
+pub const HEADER_BYTES: usize = 2;
+
+/// Inline property slots of an object (the first `INLINE_SLOTS` named properties need no
+/// allocation besides the cell). 12 on 64-bit, 13 on 32-bit (smaller pointers).
+#[cfg(all(target_pointer_width = "64", not(loom)))]
+pub const INLINE_SLOTS: usize = 12;
+/// Inline property slots of an object (13 on 32-bit targets).
+#[cfg(all(not(target_pointer_width = "64"), not(loom)))]
+pub const INLINE_SLOTS: usize = 13;
+/// Inline property slots (shrunk under loom so the spill path is reached in few steps).
+#[cfg(loom)]
+pub const INLINE_SLOTS: usize = 2;
+
+/// Bytes of one object cell (header + payload): 128 (the 128-byte class), or with the
+/// `wide-object` feature the "before" layout with its side state inline.
+pub const CELL_BYTES: usize = core::mem::size_of::<ObjectCell>();
+/// Bytes of the object after its header.
+pub const OBJECT_PAYLOAD_BYTES: usize = CELL_BYTES - HEADER_BYTES;
+/// Index into [`SIZE_CLASSES`] of the class object cells are allocated from.
+pub const OBJECT_CLASS: usize = match class_of(CELL_BYTES) {
+    Some(c) => c,
+    None => panic!("object cell larger than the largest slab class"),
+};
+/// Bytes of the slab class object cells are allocated from.
+pub const OBJECT_CLASS_BYTES: usize = SIZE_CLASSES[OBJECT_CLASS];
+/// Bytes of the lazily installed storage wrapper (inline in the cell with `wide-object`).
+pub const STORAGE_STATE_BYTES: usize = core::mem::size_of::<StorageState>();
+/// Bytes of the cold state (attributes, accessors, sparse length, owner thread, native
+/// function); fits the 256-byte class.
+pub const COLD_STATE_BYTES: usize = core::mem::size_of::<ColdState>();
+
+/// Creation-time behaviour tag: the object is an array.
+pub(crate) const TAG_ARRAY: u16 = 1 << 0;
+/// Creation-time behaviour tag: the object is a (native) function.
+pub(crate) const TAG_FUNCTION: u16 = 1 << 1;
+
+/// `side` flag: the cold state restricts the object to one thread.
+pub(crate) const SIDE_RESTRICTED: u8 = 1 << 0;
+/// `side` flag: the cold state has attribute or accessor entries.
+pub(crate) const SIDE_ENTRIES: u8 = 1 << 1;
+
+const CELL_KIND_OBJECT: u8 = 1;
+
+#[repr(C)]
+pub(super) struct CellHeader {
+    pub(super) kind: u8,
+    pub(super) reserved: u8,
+}
+
+/// The object cell.
+///
+/// ```text
+/// 64-bit                                   32-bit
+/// off size field                           off size
+///   0   1  kind          (GC header)        0   1
+///   1   1  reserved      (GC header)        1   1
+///   2   2  tags: u16     creation-time      2   2
+///   4   1  lock          one-byte lock      4   1
+///   5   1  extensible    mutable flag       5   1
+///   6   1  integrity     0 / sealed / frozen 6  1
+///   7   1  side          restricted/entries 7   1
+///   8   8  shape         *const Shape       8   4
+///  16   8  storage       *StorageState     12   4   (wide-object: StorageState inline)
+///  24   8  proto         *ObjectCell       16   4
+///  32  96  slots[12]     8-byte values     24 104  slots[13]
+/// 128      total                           128
+/// ```
+#[repr(C)]
+pub(crate) struct ObjectCell {
+    pub(super) header: CellHeader,
+    pub(super) tags: u16,
+    pub(super) lock: AtomicU8,
+    pub(super) extensible: AtomicU8,
+    pub(super) integrity: AtomicU8,
+    pub(super) side: AtomicU8,
+    pub(super) shape: AtomicPtr<Shape>,
+    #[cfg(not(feature = "wide-object"))]
+    pub(super) storage: AtomicPtr<StorageState>,
+    #[cfg(feature = "wide-object")]
+    pub(super) storage: StorageState,
+    pub(super) proto: AtomicPtr<ObjectCell>,
+    pub(super) slots: [AtomicWord; INLINE_SLOTS],
+}
+
+#[cfg(all(not(loom), not(feature = "wide-object")))]
+mod layout_proofs {
+    use super::*;
+    use static_assertions::const_assert_eq;
+    const_assert_eq!(core::mem::size_of::<ObjectCell>(), 128);
+    const_assert_eq!(CELL_BYTES, 128);
+    const_assert_eq!(OBJECT_CLASS_BYTES, 128);
+    const_assert_eq!(core::mem::offset_of!(ObjectCell, tags), HEADER_BYTES);
+    const_assert_eq!(core::mem::offset_of!(ObjectCell, shape), 8);
+    const_assert_eq!(
+        core::mem::offset_of!(ObjectCell, slots) + INLINE_SLOTS * 8,
+        CELL_BYTES
+    );
+    #[cfg(target_pointer_width = "64")]
+    const_assert_eq!(core::mem::offset_of!(ObjectCell, slots), 32);
+    #[cfg(target_pointer_width = "32")]
+    const_assert_eq!(core::mem::offset_of!(ObjectCell, slots), 24);
+}
+
+#[cfg(all(not(loom), feature = "wide-object"))]
+mod layout_proofs {
+    use super::*;
+    use static_assertions::const_assert;
+    // The "before" layout: side state inline, the cell no longer fits 128 bytes.
+    const_assert!(CELL_BYTES > 128 && CELL_BYTES <= 256);
+    const_assert!(OBJECT_CLASS_BYTES == 256);
+}
+
+#[cfg(not(loom))]
+mod side_proofs {
+    use super::*;
+    use static_assertions::const_assert;
+    const_assert!(INLINE_SLOTS >= 4);
+    const_assert!(COLD_STATE_BYTES <= 256);
+    const_assert!(matches!(class_of(COLD_STATE_BYTES), Some(c) if SIZE_CLASSES[c] <= 256));
+    #[cfg(target_pointer_width = "64")]
+    const_assert!(STORAGE_STATE_BYTES == 32);
+    const_assert!(class_of(STORAGE_STATE_BYTES).is_some());
+}
+
+/// A reference to an object of a heap borrowed for `'h`. `Copy`, 8 bytes, `Send + Sync`.
+///
+/// Holding an `Obj<'h>` borrows the heap, so the heap cannot collect (`collect` takes
+/// `&mut Heap`) while it is in use; keep an object across a collection with a
+/// [`Root`](crate::Root).
+#[derive(Clone, Copy)]
+pub struct Obj<'h> {
+    pub(super) cell: NonNull<ObjectCell>,
+    _heap: PhantomData<&'h HeapShared>,
+}
+
+const _: () = assert!(core::mem::size_of::<Obj<'static>>() == core::mem::size_of::<usize>());
+const _: () =
+    assert!(core::mem::size_of::<Option<Obj<'static>>>() == core::mem::size_of::<usize>());
+
+// SAFETY: every field of a cell is an atomic, immutable, or written under the cell's lock.
+unsafe impl Send for Obj<'_> {}
+// SAFETY: as for `Send`.
+unsafe impl Sync for Obj<'_> {}
+
+impl PartialEq for Obj<'_> {
+    fn eq(&self, o: &Self) -> bool {
+        self.cell == o.cell
+    }
+}
+impl Eq for Obj<'_> {}
+
+impl core::fmt::Debug for Obj<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "Obj@{:p}", self.cell)
+    }
+}
+
+impl<'h> Obj<'h> {
+    /// # Safety
+    /// `cell` is a live, initialized object cell of a heap borrowed for `'h`.
+    #[inline]
+    pub(crate) unsafe fn from_cell(cell: NonNull<ObjectCell>) -> Obj<'h> {
+        Obj {
+            cell,
+            _heap: PhantomData,
+        }
+    }
+
+    #[inline]
+    pub(super) fn c(&self) -> &'h ObjectCell {
+        // SAFETY: type invariant: the cell is alive and initialized for `'h`.
+        unsafe { &*self.cell.as_ptr() }
+    }
+
+    pub(crate) fn cell_ptr(self) -> NonNull<ObjectCell> {
+        self.cell
+    }
+
+    /// This object as a value.
+    #[inline]
+    pub fn value(self) -> Value<'h> {
+        // SAFETY: the word names this live cell.
+        unsafe { Value::from_word(Word::from_cell(self.cell)) }
+    }
+
+    /// The heap (shared part) this object belongs to.
+    #[inline]
+    pub(crate) fn heap(self) -> &'h HeapShared {
+        // SAFETY: the cell is live (type invariant); its chunk's owner is the `HeapShared`
+        // of the heap borrowed for `'h`, which does not move (it sits in the heap's `Arc`).
+        unsafe { &*self.heap_tag().cast::<HeapShared>() }
+    }
+
+    pub(crate) fn heap_tag(self) -> *const () {
+        // SAFETY: the cell is live (type invariant).
+        unsafe { slab::owner_of(self.cell.cast()) }
+    }
+
+    pub(crate) fn tags(self) -> u16 {
+        self.c().tags
+    }
+    pub(crate) fn is_extensible_flag(self) -> bool {
+        self.c().extensible.load(Ordering::Acquire) != 0
+    }
+    pub(crate) fn integrity(self) -> u8 {
+        self.c().integrity.load(Ordering::Acquire)
+    }
+    #[inline]
+    pub(crate) fn side(self) -> u8 {
+        self.c().side.load(Ordering::Acquire)
+    }
+
+    /// The current shape.
+    #[inline]
+    pub(crate) fn shape(self) -> &'h Shape {
+        // SAFETY: shapes live as long as their heap, which is borrowed for `'h`.
+        unsafe { &*self.c().shape.load(Ordering::Acquire) }
+    }
+
+    /// The prototype.
+    pub(crate) fn proto(self) -> Option<Obj<'h>> {
+        let p = self.c().proto.load(Ordering::Acquire);
+        // SAFETY: a prototype is a live object of the same heap (traced).
+        NonNull::new(p).map(|c| unsafe { Obj::from_cell(c) })
+    }
+
+    #[inline]
+    pub(super) fn storage(self) -> Option<&'h StorageState> {
+        #[cfg(not(feature = "wide-object"))]
+        {
+            let p = self.c().storage.load(Ordering::Acquire);
+            // SAFETY: an installed storage state lives until the object is finalized.
+            (!p.is_null()).then(|| unsafe { &*p })
+        }
+        #[cfg(feature = "wide-object")]
+        {
+            Some(&self.c().storage)
+        }
+    }
+
+    /// Does the object have any side state (storage wrapper or, inline, any block)?
+    pub fn has_side_state(self) -> bool {
+        #[cfg(not(feature = "wide-object"))]
+        {
+            self.storage().is_some()
+        }
+        #[cfg(feature = "wide-object")]
+        {
+            let s = &self.c().storage;
+            !s.cold.load(Ordering::Acquire).is_null()
+                || !s.slots.load(Ordering::Acquire).is_null()
+                || !s.elems.load(Ordering::Acquire).is_null()
+        }
+    }
+
+    /// Slot `i` (which the current shape covers).
+    #[inline]
+    pub(crate) fn slot(self, i: u32) -> Value<'h> {
+        let i = i as usize;
+        let w = if i < INLINE_SLOTS {
+            self.c().slots[i].load(Ordering::Acquire)
+        } else {
+            let Some(s) = self.storage() else {
+                return Value::undefined();
+            };
+            let Some(b) = NonNull::new(s.slots.load(Ordering::Acquire)) else {
+                return Value::undefined();
+            };
+            let j = i - INLINE_SLOTS;
+            // SAFETY: the block is live ('h) and its header is immutable.
+            if j >= unsafe { b.as_ref().cap } as usize {
+                return Value::undefined();
+            }
+            // SAFETY: `j < cap`; all `cap` slots were initialized.
+            unsafe { &*block_items::<AtomicWord>(b).wrapping_add(j) }.load(Ordering::Acquire)
+        };
+        // SAFETY: slot words are values of this heap, traced.
+        unsafe { Value::from_word(w) }
+    }
+
+    /// The cold state snapshot.
+    #[inline]
+    pub(crate) fn cold(self) -> Option<&'h ColdState> {
+        let s = self.storage()?;
+        let p = s.cold.load(Ordering::Acquire);
+        // SAFETY: cold snapshots stay alive while the heap is borrowed (retired ones are
+        // freed only with exclusive access).
+        (!p.is_null()).then(|| unsafe { &*p })
+    }
+
+    /// The dense elements.
+    #[inline]
+    pub(crate) fn elements(self) -> Option<Elements<'h>> {
+        let s = self.storage()?;
+        NonNull::new(s.elems.load(Ordering::Acquire)).map(|block| Elements {
+            block,
+            _h: PhantomData,
+        })
+    }
+
+    /// Takes the object's lock.
+    pub(crate) fn lock(self) -> Locked<'h> {
+        let l = &self.c().lock;
+        let mut round = 0;
+        while l
+            .compare_exchange_weak(0, 1, Ordering::Acquire, Ordering::Relaxed)
+            .is_err()
+        {
+            spin_wait(round);
+            round = round.saturating_add(1);
+        }
+        Locked { obj: self }
+    }
+}
+
+/// Writes a fresh object into `cell` (the literal fast path: the prepared shape is one
+/// store, the values go straight into inline slots).
+///
+/// # Safety
+/// `cell` is a fresh, exclusively owned cell of `OBJECT_CLASS_BYTES` bytes of a heap
+/// borrowed for `'h`; `shape` belongs to that heap and has `slot_count() <= INLINE_SLOTS`;
+/// `values.len() <= shape.slot_count()`.
+#[inline]
+pub(crate) unsafe fn init_object<'h>(
+    cell: NonNull<u8>,
+    shape: &'h Shape,
+    proto: Option<Obj<'h>>,
+    tags: u16,
+    values: &[Value<'h>],
+) -> Obj<'h> {
+    debug_assert!(values.len() <= INLINE_SLOTS);
+    let p = cell.cast::<ObjectCell>().as_ptr();
+    // Field by field, in place (no temporary cell on the stack to copy).
+    macro_rules! field {
+        ($f:ident, $t:ty) => {
+            p.cast::<u8>()
+                .wrapping_add(core::mem::offset_of!(ObjectCell, $f))
+                .cast::<$t>()
+        };
+    }
+    let header = CellHeader {
+        kind: CELL_KIND_OBJECT,
+        reserved: 0,
+    };
+    // Every write below: `cell` is fresh, exclusively owned, large enough and aligned (slab
+    // cells are aligned to their power-of-two size), so each field pointer is valid for a
+    // write of its type.
+    // SAFETY: as just said.
+    unsafe { field!(header, CellHeader).write(header) };
+    // SAFETY: as above.
+    unsafe { field!(tags, u16).write(tags) };
+    // SAFETY: as above.
+    unsafe { field!(lock, AtomicU8).write(AtomicU8::new(0)) };
+    // SAFETY: as above.
+    unsafe { field!(extensible, AtomicU8).write(AtomicU8::new(1)) };
+    // SAFETY: as above.
+    unsafe { field!(integrity, AtomicU8).write(AtomicU8::new(0)) };
+    // SAFETY: as above.
+    unsafe { field!(side, AtomicU8).write(AtomicU8::new(0)) };
+    let shape_word = AtomicPtr::new(shape as *const Shape as *mut Shape);
+    // SAFETY: as above.
+    unsafe { field!(shape, AtomicPtr<Shape>).write(shape_word) };
+    #[cfg(not(feature = "wide-object"))]
+    // SAFETY: as above.
+    unsafe {
+        field!(storage, AtomicPtr<StorageState>).write(AtomicPtr::new(ptr::null_mut()))
+    };
+    #[cfg(feature = "wide-object")]
+    // SAFETY: as above.
+    unsafe {
+        field!(storage, StorageState).write(StorageState::empty())
+    };
+    let proto = AtomicPtr::new(proto.map_or(ptr::null_mut(), |o| o.cell.as_ptr()));
+    // SAFETY: as above.
+    unsafe { field!(proto, AtomicPtr<ObjectCell>).write(proto) };
+    let slots = field!(slots, AtomicWord);
+    let n = values.len().min(INLINE_SLOTS);
+    for (i, v) in values[..n].iter().enumerate() {
+        // SAFETY: as above; `i < n <= INLINE_SLOTS`.
+        unsafe { slots.wrapping_add(i).write(AtomicWord::new(v.word)) };
+    }
+    // Only the slots the shape covers are written: the rest keep whatever word the cell
+    // held (zero in a fresh chunk, a stale word in a reused cell) and are never read before
+    // an add writes them (see "Slots past the shape" above), so a small object touches
+    // only the first cache line of its cell.
+    // (Under loom every slot is constructed: a loom atomic must be made before its first
+    // store.)
+    let used = if cfg!(loom) {
+        INLINE_SLOTS
+    } else {
+        (shape.slot_count() as usize).min(INLINE_SLOTS)
+    };
+    for i in n..used {
+        // SAFETY: as above; `i < INLINE_SLOTS`.
+        unsafe {
+            slots
+                .wrapping_add(i)
+                .write(AtomicWord::new(Word::UNDEFINED))
+        };
+    }
+    let p = NonNull::new(p).expect("slab cells are non-null");
+    // SAFETY: every field was initialized above; alive for `'h` (contract).
+    unsafe { Obj::from_cell(p) }
+}

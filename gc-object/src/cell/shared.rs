@@ -1,0 +1,50 @@
+//! What every chunk of a heap points at (its owner), the collector's statistics and the
+//! native-function type: the pieces of the heap the core needs, so that the core never
+//! imports the layers above it.
+
+use std::sync::Arc;
+
+use super::root::RootTable;
+use super::shape::ShapeTable;
+use crate::error::Error;
+use crate::slab::{RawAlloc, Slab};
+use crate::sync::{AtomicU64, Mutex};
+
+use super::Value;
+
+/// A native function: `f(this, argument)`. Getters get `undefined` as argument, setters the
+/// assigned value.
+pub type NativeFn = for<'h> fn(Value<'h>, Value<'h>) -> Result<Value<'h>, Error>;
+
+/// The part of a heap that chunks point at (in an `Arc` that is never shared: its address
+/// is stable, and unlike a `Box` moving the handle does not reassert unique access to it).
+pub(crate) struct HeapShared {
+    pub(crate) id: u64,
+    pub(crate) slab: Slab,
+    pub(crate) shapes: ShapeTable,
+    pub(crate) roots: Arc<RootTable>,
+    /// Held while a prototype is checked for cycles and set, so two threads linking
+    /// objects crosswise cannot both pass the check.
+    pub(crate) proto_lock: Mutex<()>,
+    /// Object cells handed out by mutators that have ended.
+    pub(crate) cells_allocated: AtomicU64,
+}
+
+impl HeapShared {
+    pub(crate) fn raw(&self) -> &dyn RawAlloc {
+        self.slab.raw()
+    }
+}
+
+/// What one collection did.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct CollectStats {
+    /// Objects reached from the roots.
+    pub marked: u64,
+    /// Dead objects freed.
+    pub freed: u64,
+    /// Dead objects whose side state the finalizer freed.
+    pub finalized: u64,
+    /// Dead objects without side state: freed by clearing a bit, no finalizer work.
+    pub freed_without_finalizer: u64,
+}

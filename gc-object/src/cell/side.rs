@@ -1,0 +1,246 @@
+//! The side state behind the cell's storage pointer: the storage wrapper, side blocks
+//! (external slots, elements, cold state, attribute entries) and their allocation.
+
+use core::alloc::Layout;
+use core::marker::PhantomData;
+use core::ptr::{self, NonNull};
+
+use super::{AtomicWord, NativeFn, Value, Word};
+use crate::error::Error;
+use crate::key::PropertyKey;
+use crate::slab;
+use crate::sync::{AtomicPtr, AtomicU32, Ordering, UnsafeCell};
+
+/// The lazily installed wrapper behind the storage pointer.
+#[repr(C)]
+pub(crate) struct StorageState {
+    pub(super) cold: AtomicPtr<ColdState>,
+    pub(super) slots: AtomicPtr<BlockHeader>,
+    pub(super) elems: AtomicPtr<BlockHeader>,
+    /// Replaced blocks (under the object lock, or exclusive).
+    pub(super) retired: UnsafeCell<*mut BlockHeader>,
+}
+
+impl StorageState {
+    pub(super) fn empty() -> StorageState {
+        StorageState {
+            cold: AtomicPtr::new(ptr::null_mut()),
+            slots: AtomicPtr::new(ptr::null_mut()),
+            elems: AtomicPtr::new(ptr::null_mut()),
+            retired: UnsafeCell::new(ptr::null_mut()),
+        }
+    }
+}
+
+pub(super) const BLOCK_SLOTS: u8 = 1;
+pub(super) const BLOCK_ELEMS: u8 = 2;
+pub(super) const BLOCK_COLD: u8 = 3;
+pub(super) const BLOCK_ENTRIES: u8 = 4;
+
+/// Header of every side block (allocated with `Layout(bytes, 8)`).
+#[repr(C)]
+pub(super) struct BlockHeader {
+    pub(super) retired_next: UnsafeCell<*mut BlockHeader>,
+    pub(super) bytes: usize,
+    pub(super) kind: u8,
+    /// Capacity in items (slots, elements, entries).
+    pub(super) cap: u32,
+    /// Dense length (elements only).
+    pub(super) len: AtomicU32,
+}
+
+pub(super) const BLOCK_ALIGN: usize = 8;
+pub(super) const BLOCK_HEAD: usize =
+    core::mem::size_of::<BlockHeader>().next_multiple_of(BLOCK_ALIGN);
+
+/// Cold state: an immutable snapshot, replaced as a whole (copy on write) under the lock.
+#[repr(C)]
+pub(crate) struct ColdState {
+    pub(super) head: BlockHeader,
+    pub(super) owner: u64,
+    pub(super) sparse_length: u32,
+    pub(super) native: Option<NativeFn>,
+    pub(super) entries: *mut BlockHeader,
+}
+
+/// A property's non-default attributes or accessor pair, kept in cold state.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct PropEntry<'h> {
+    pub(crate) key: PropertyKey,
+    pub(crate) attrs: u8,
+    pub(crate) getter: Value<'h>,
+    pub(crate) setter: Value<'h>,
+}
+
+#[repr(C)]
+pub(super) struct RawEntry {
+    pub(super) key: PropertyKey,
+    pub(super) attrs: u8,
+    pub(super) getter: Word,
+    pub(super) setter: Word,
+}
+
+/// What a new cold state should hold.
+#[derive(Debug)]
+pub(crate) struct ColdDraft<'h> {
+    pub(crate) owner: u64,
+    pub(crate) sparse_length: u32,
+    pub(crate) native: Option<NativeFn>,
+    pub(crate) entries: Vec<PropEntry<'h>>,
+}
+
+impl ColdState {
+    pub(crate) fn owner(&self) -> u64 {
+        self.owner
+    }
+    pub(crate) fn sparse_length(&self) -> u32 {
+        self.sparse_length
+    }
+    pub(crate) fn native(&self) -> Option<NativeFn> {
+        self.native
+    }
+    pub(super) fn raw_entries(&self) -> &[RawEntry] {
+        if self.entries.is_null() {
+            return &[];
+        }
+        // SAFETY: an entries block holds `cap` initialized entries after its header; it is
+        // immutable and lives as long as this cold state.
+        let b = NonNull::new(self.entries).expect("checked above");
+        // SAFETY: a live block header (immutable).
+        let cap = unsafe { b.as_ref() }.cap as usize;
+        // SAFETY: as above: `cap` initialized entries follow the header.
+        unsafe { core::slice::from_raw_parts(block_items::<RawEntry>(b), cap) }
+    }
+    pub(crate) fn entry<'h>(&'h self, key: PropertyKey) -> Option<PropEntry<'h>> {
+        self.raw_entries()
+            .iter()
+            .find(|e| e.key == key)
+            .map(|e| PropEntry {
+                key: e.key,
+                attrs: e.attrs,
+                // SAFETY: entry words were written from `Value<'h>`s of this heap and are traced.
+                getter: unsafe { Value::from_word(e.getter) },
+                // SAFETY: as above.
+                setter: unsafe { Value::from_word(e.setter) },
+            })
+    }
+    pub(crate) fn draft<'h>(&'h self) -> ColdDraft<'h> {
+        ColdDraft {
+            owner: self.owner,
+            sparse_length: self.sparse_length,
+            native: self.native,
+            entries: self
+                .raw_entries()
+                .iter()
+                .map(|e| PropEntry {
+                    key: e.key,
+                    attrs: e.attrs,
+                    // SAFETY: as in `entry`.
+                    getter: unsafe { Value::from_word(e.getter) },
+                    // SAFETY: as in `entry`.
+                    setter: unsafe { Value::from_word(e.setter) },
+                })
+                .collect(),
+        }
+    }
+}
+
+impl ColdDraft<'_> {
+    pub(crate) fn empty() -> Self {
+        ColdDraft {
+            owner: 0,
+            sparse_length: 0,
+            native: None,
+            entries: Vec::new(),
+        }
+    }
+}
+
+pub(super) fn alloc_block(
+    raw: &dyn slab::RawAlloc,
+    kind: u8,
+    item: usize,
+    cap: u32,
+) -> Result<NonNull<BlockHeader>, Error> {
+    let bytes = (cap as usize)
+        .checked_mul(item)
+        .and_then(|b| b.checked_add(BLOCK_HEAD))
+        .ok_or(Error::OutOfMemory)?;
+    let layout = Layout::from_size_align(bytes, BLOCK_ALIGN).map_err(|_| Error::OutOfMemory)?;
+    let p = raw
+        .alloc(layout)
+        .ok_or(Error::OutOfMemory)?
+        .cast::<BlockHeader>();
+    // SAFETY: fresh allocation of at least `BLOCK_HEAD` bytes, aligned 8.
+    unsafe {
+        p.as_ptr().write(BlockHeader {
+            retired_next: UnsafeCell::new(ptr::null_mut()),
+            bytes,
+            kind,
+            cap,
+            len: AtomicU32::new(0),
+        })
+    };
+    Ok(p)
+}
+
+/// Frees a side block (and, for cold state, its entries).
+///
+/// # Safety
+/// `b` is a block of `raw` that no one can read any more.
+pub(super) unsafe fn free_block(raw: &dyn slab::RawAlloc, b: NonNull<BlockHeader>) {
+    // SAFETY: `b` is a live block (contract).
+    let head = unsafe { b.as_ref() };
+    let (bytes, kind) = (head.bytes, head.kind);
+    if kind == BLOCK_COLD {
+        // SAFETY: cold blocks are `ColdState`s.
+        let entries = unsafe { b.cast::<ColdState>().as_ref().entries };
+        if let Some(e) = NonNull::new(entries) {
+            // SAFETY: the entries block belongs to this cold state only.
+            unsafe { free_block(raw, e) };
+        }
+    }
+    let layout = Layout::from_size_align(bytes, BLOCK_ALIGN).expect("block layout");
+    // SAFETY: allocated by `alloc_block`/`replace_cold` with this layout (contract).
+    unsafe { raw.dealloc(b.cast(), layout) };
+}
+
+pub(super) fn block_items<T>(b: NonNull<BlockHeader>) -> *mut T {
+    // Items follow the header inside the same allocation.
+    b.as_ptr().cast::<u8>().wrapping_add(BLOCK_HEAD).cast::<T>()
+}
+
+/// Dense elements, as seen by a reader.
+#[derive(Clone, Copy)]
+pub(crate) struct Elements<'h> {
+    pub(super) block: NonNull<BlockHeader>,
+    pub(super) _h: PhantomData<&'h ()>,
+}
+
+impl<'h> Elements<'h> {
+    pub(super) fn head(&self) -> &'h BlockHeader {
+        // SAFETY: element blocks stay alive while their heap is borrowed (retired blocks are
+        // freed only with exclusive access).
+        unsafe { &*self.block.as_ptr() }
+    }
+    pub(crate) fn len(&self) -> u32 {
+        self.head().len.load(Ordering::Acquire)
+    }
+    pub(crate) fn cap(&self) -> u32 {
+        self.head().cap
+    }
+    pub(super) fn item(&self, i: u32) -> &'h AtomicWord {
+        debug_assert!(i < self.cap());
+        // SAFETY: `i < cap`, and `cap` items were initialized when the block was made.
+        unsafe { &*block_items::<AtomicWord>(self.block).wrapping_add(i as usize) }
+    }
+    /// Element `i`, `None` for a hole or out of range.
+    pub(crate) fn get(&self, i: u32) -> Option<Value<'h>> {
+        if i >= self.len() {
+            return None;
+        }
+        let w = self.item(i).load(Ordering::Acquire);
+        // SAFETY: element words are values of this heap, traced by the collector.
+        (!w.is_hole()).then(|| unsafe { Value::from_word(w) })
+    }
+}

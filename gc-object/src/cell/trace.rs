@@ -1,0 +1,109 @@
+//! Tracing (the collector's view of an object) and finalization (freeing side state).
+
+use core::ptr::{self, NonNull};
+
+use super::side::{StorageState, block_items, free_block};
+use super::{AtomicWord, INLINE_SLOTS, Obj, ObjectCell, Word};
+use crate::slab;
+use crate::sync::Ordering;
+
+fn walk_retired(raw: &dyn slab::RawAlloc, s: &StorageState) {
+    s.retired.with_mut(|head| {
+        // SAFETY: exclusive access (collector or finalizer): no reader can hold a retired
+        // block any more.
+        let mut p = unsafe { core::mem::replace(&mut *head, ptr::null_mut()) };
+        while let Some(b) = NonNull::new(p) {
+            // SAFETY: `b` is a live retired block.
+            p = unsafe { b.as_ref() }.retired_next.with(|n| unsafe { *n });
+            // SAFETY: retired and unreachable by readers (exclusive access).
+            unsafe { free_block(raw, b) };
+        }
+    });
+}
+
+/// Calls `visit` on every value word an object references, and frees its retired blocks.
+///
+/// # Safety
+/// `cell` is a live object cell; the caller has exclusive access to its heap.
+pub(crate) unsafe fn trace(
+    cell: NonNull<ObjectCell>,
+    raw: &dyn slab::RawAlloc,
+    visit: &mut dyn FnMut(NonNull<ObjectCell>),
+) {
+    // SAFETY: live (contract).
+    let c = unsafe { cell.as_ref() };
+    if let Some(p) = NonNull::new(c.proto.load(Ordering::Relaxed)) {
+        visit(p);
+    }
+    let mut word = |w: Word| {
+        if w.is_object() {
+            // SAFETY: object words hold non-null cell addresses.
+            visit(unsafe { NonNull::new_unchecked(w.cell()) });
+        }
+    };
+    // Only the slots the shape covers hold values of this object (see "Slots past the
+    // shape" in the module docs); the shape is not changing (exclusive access).
+    let shape = c.shape.load(Ordering::Relaxed);
+    // SAFETY: the shape of a live object belongs to its heap, which outlives this call.
+    let used = (unsafe { &*shape }.slot_count() as usize).min(INLINE_SLOTS);
+    for s in &c.slots[..used] {
+        word(s.load(Ordering::Relaxed));
+    }
+    // SAFETY: live (contract).
+    let obj = unsafe { Obj::from_cell(cell) };
+    let Some(s) = obj.storage() else { return };
+    walk_retired(raw, s);
+    if let Some(b) = NonNull::new(s.slots.load(Ordering::Relaxed)) {
+        // SAFETY: live block with `cap` initialized slots.
+        let cap = unsafe { b.as_ref().cap };
+        for j in 0..cap as usize {
+            // SAFETY: `j < cap`.
+            word(unsafe { &*block_items::<AtomicWord>(b).wrapping_add(j) }.load(Ordering::Relaxed));
+        }
+    }
+    if let Some(e) = obj.elements() {
+        for j in 0..e.len() {
+            word(e.item(j).load(Ordering::Relaxed));
+        }
+    }
+    if let Some(cold) = obj.cold() {
+        for e in cold.raw_entries() {
+            word(e.getter);
+            word(e.setter);
+        }
+    }
+}
+
+/// Frees an object's side state. Returns whether it had any (a dead object without side
+/// state needs no finalizer work).
+///
+/// # Safety
+/// `cell` is an object cell that is dead (unreachable) and the caller has exclusive access.
+pub(crate) unsafe fn finalize(cell: NonNull<ObjectCell>, raw: &dyn slab::RawAlloc) -> bool {
+    // SAFETY: the cell is still initialized (contract).
+    let obj = unsafe { Obj::from_cell(cell) };
+    if !obj.has_side_state() {
+        return false;
+    }
+    let s = obj.storage().expect("side state");
+    walk_retired(raw, s);
+    for p in [
+        s.slots.load(Ordering::Relaxed),
+        s.elems.load(Ordering::Relaxed),
+        s.cold.load(Ordering::Relaxed).cast(),
+    ] {
+        if let Some(b) = NonNull::new(p) {
+            // SAFETY: owned by this dead object only.
+            unsafe { free_block(raw, b) };
+        }
+    }
+    #[cfg(not(feature = "wide-object"))]
+    {
+        let p = obj.c().storage.load(Ordering::Relaxed);
+        // SAFETY: allocated in `storage_or_install` with this layout; the object is dead.
+        let p = NonNull::new(p).expect("side state implies storage");
+        // SAFETY: allocated in `storage_or_install` with this layout; the object is dead.
+        unsafe { raw.dealloc(p.cast(), core::alloc::Layout::new::<StorageState>()) };
+    }
+    true
+}
