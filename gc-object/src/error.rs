@@ -24,8 +24,6 @@ pub enum Error {
     PrototypeCycle,
     /// An array length that is not an integer in `0 ..= 2^32 - 1`.
     InvalidArrayLength,
-    /// An index too far past the dense elements (see [`MAX_INDEX_GAP`]).
-    IndexTooSparse(u32),
     /// An array operation on a non-array.
     NotAnArray,
     /// Calling something that is not a function.
@@ -53,7 +51,6 @@ impl core::fmt::Display for Error {
             Error::ForeignHeap => f.write_str("value belongs to another heap"),
             Error::PrototypeCycle => f.write_str("TypeError: cyclic prototype chain"),
             Error::InvalidArrayLength => f.write_str("RangeError: invalid array length"),
-            Error::IndexTooSparse(i) => write!(f, "index {i} is too far past the dense elements"),
             Error::NotAnArray => f.write_str("TypeError: not an array"),
             Error::NotCallable => f.write_str("TypeError: not a function"),
             Error::TooManyValues => f.write_str("more values than literal properties"),

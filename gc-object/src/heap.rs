@@ -9,6 +9,8 @@
 use std::sync::Arc;
 
 use crate::cell::collect::{self as gc, MarkStack};
+use crate::cell::literal::Literal;
+use crate::cell::root::Root;
 use crate::cell::root::RootTable;
 use crate::cell::{
     self, CollectStats, HeapShared, NativeFn, Obj, ShapeTable, TAG_ARRAY, TAG_FUNCTION, Value,
@@ -18,8 +20,6 @@ use crate::key::{Key, PropertyKey};
 use crate::slab::{LocalCache, RawAlloc, SIZE_CLASSES, Slab, SystemAlloc};
 use crate::sync::unmodeled;
 use crate::sync::{AtomicU64, Mutex, Ordering};
-use crate::cell::literal::Literal;
-use crate::cell::root::Root;
 
 /// Counters of a heap.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -28,6 +28,8 @@ pub struct HeapStats {
     pub cells_allocated: u64,
     /// Slab chunks held.
     pub chunks: usize,
+    /// Shapes alive (the empty shape and the dictionary-mode shape included).
+    pub shapes: usize,
     /// Collections run.
     pub collections: u64,
     /// The last collection.
@@ -176,6 +178,7 @@ impl Heap {
         HeapStats {
             cells_allocated: self.shared.cells_allocated.load(Ordering::Relaxed),
             chunks: self.shared.slab.chunk_count(),
+            shapes: self.shared.shapes.len(),
             collections: self.collections,
             last: self.last,
         }
@@ -348,13 +351,11 @@ impl<'h> Mutator<'h> {
         let g = o.lock();
         // On failure the cell is unreachable garbage the next collection frees.
         g.ensure_slots(shared.raw(), shape.slot_count())?;
-        // Every slot the shape covers is written before the shape is installed (slots of
-        // deleted keys included), as the tracer reads all of them.
+        // Every slot the shape covers is written before the shape is installed, as the
+        // tracer reads all of them (slot `i` holds the literal's `i`-th key).
         for slot in 0..shape.slot_count() {
-            g.store_slot(slot, Value::UNDEFINED);
-        }
-        for (i, &(_, slot)) in shape.entries().iter().enumerate() {
-            g.store_slot(slot, values.get(i).copied().unwrap_or(Value::UNDEFINED));
+            let v = values.get(slot as usize).copied();
+            g.store_slot(slot, v.unwrap_or(Value::UNDEFINED));
         }
         g.set_shape(shape);
         drop(g);

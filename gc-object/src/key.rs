@@ -38,14 +38,17 @@ impl Key {
     /// Interns `name` (idempotent: the same text always gives the same key).
     ///
     /// # Panics
-    /// If more than `u32::MAX` distinct names are interned.
+    /// If more than `2^32 - 1` distinct names are interned.
     pub fn new(name: &str) -> Key {
         with_interner(|i| {
             if let Some(&id) = i.ids.get(name) {
                 return Key(id);
             }
-            let id =
-                u32::try_from(i.names.len()).expect("gc-object: more than 2^32 interned names");
+            // `u32::MAX` is never an id: dictionaries use it to mark a deleted entry.
+            let id = u32::try_from(i.names.len())
+                .ok()
+                .filter(|&id| id < u32::MAX)
+                .expect("gc-object: more than 2^32 - 1 interned names");
             // Interned names are immortal by design: the leak is the intern table.
             let leaked: &'static str = Box::leak(name.to_owned().into_boxed_str());
             i.names.push(leaked);
@@ -61,6 +64,12 @@ impl Key {
 
     pub(crate) fn id(self) -> u32 {
         self.0
+    }
+
+    /// The key with this id (the caller read it from a shape or dictionary, which hold
+    /// ids of interned names only).
+    pub(crate) fn from_raw(id: u32) -> Key {
+        Key(id)
     }
 
     /// Rebuilds a key from an id found in a value word; `None` if no such name exists.

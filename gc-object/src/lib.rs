@@ -11,13 +11,14 @@ mod sync;
 pub use cell::literal::Literal;
 pub use cell::root::Root;
 pub use cell::{
-    CELL_BYTES, COLD_STATE_BYTES, CollectStats, HEADER_BYTES, INLINE_SLOTS, NativeFn, OBJECT_CLASS,
-    OBJECT_CLASS_BYTES, OBJECT_PAYLOAD_BYTES, Obj, STORAGE_STATE_BYTES, Value,
+    CELL_BYTES, COLD_STATE_BYTES, CollectStats, HEADER_BYTES, HOT_LOOKUPS, INLINE_SLOTS,
+    LINEAR_LOOKUP_MAX, MAX_SHAPE_KEYS, NativeFn, OBJECT_CLASS, OBJECT_CLASS_BYTES,
+    OBJECT_PAYLOAD_BYTES, Obj, STORAGE_STATE_BYTES, Value,
 };
 pub use error::Error;
 pub use heap::{Heap, HeapStats, Mutator};
 pub use key::{Key, MAX_ARRAY_INDEX, PropertyKey};
-pub use object::{MAX_INDEX_GAP, Property, PropertyCache};
+pub use object::{DENSE_ALWAYS, DENSE_SPREAD, Property, PropertyCache};
 pub use slab::{
     CHUNK_BYTES, CHUNK_POOL_CHUNKS, LARGEST_CLASS, RawAlloc, SIZE_CLASSES, SystemAlloc, class_of,
 };

@@ -97,7 +97,7 @@ fn three_property_literal_is_one_cell_and_nothing_else() {
         diff, expect,
         "exactly one cell, in the {OBJECT_CLASS_BYTES}-byte class"
     );
-    assert!(!o.has_side_state());
+    assert!(!o.has_side_state().unwrap());
     assert_eq!(o.get("previous").unwrap(), Value::number(3.0));
     // Building the same object by assignment (shape transitions already cached) is also
     // cell-only.
@@ -129,7 +129,7 @@ fn first_property_past_inline_slots_costs_two_allocations() {
         o.set(n.as_str(), Value::number(1.0)).unwrap();
     }
     let (g0, h0) = (global_calls(), counter.0.load(Ordering::Relaxed));
-    assert!(!o.has_side_state() || gc_object::WIDE_OBJECT);
+    assert!(!o.has_side_state().unwrap() || gc_object::WIDE_OBJECT);
     o.set(names[INLINE_SLOTS].as_str(), Value::number(2.0))
         .unwrap();
     let heap_allocs = counter.0.load(Ordering::Relaxed) - h0;
@@ -142,7 +142,7 @@ fn first_property_past_inline_slots_costs_two_allocations() {
         "allocations for the first spilled property"
     );
     assert!(heap_allocs <= 2);
-    assert!(o.has_side_state());
+    assert!(o.has_side_state().unwrap());
 }
 
 #[test]

@@ -52,7 +52,7 @@ fn loom_first_installation_race() {
         }
         t.join().unwrap();
         let o = root.get(&heap).unwrap();
-        assert!(o.has_side_state());
+        assert!(o.has_side_state().unwrap());
         assert_eq!(o.get(a).unwrap(), Value::number(10.0));
         assert_eq!(
             o.get_own_property(p0).unwrap(),

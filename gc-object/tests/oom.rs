@@ -66,8 +66,8 @@ fn snapshot(o: Obj<'_>) -> String {
     format!(
         "{props:?} ext={} len={:?} side={} proto={:?}",
         o.is_extensible().unwrap(),
-        o.array_length(),
-        o.has_side_state(),
+        o.array_length().unwrap(),
+        o.has_side_state().unwrap(),
         o.prototype().unwrap()
     )
 }

@@ -59,7 +59,7 @@ fn concurrent_adds_and_writes_on_one_object_lose_nothing() {
             assert_eq!(o.get(k).unwrap(), Value::number((t * 1000 + i) as f64));
         }
     }
-    assert_eq!(arr.array_length(), Some((THREADS * per) as u32));
+    assert_eq!(arr.array_length().unwrap(), Some((THREADS * per) as u32));
     for i in 0..THREADS * per {
         assert_eq!(
             arr.get(PropertyKey::Index(i as u32)).unwrap(),
@@ -190,7 +190,7 @@ fn shared_heap_stress() {
     // Every kept object is where its thread put it.
     for (t, r) in lists.iter().enumerate() {
         let list = r.get(&heap).unwrap();
-        let len = list.array_length().unwrap() as usize;
+        let len = list.array_length().unwrap().unwrap() as usize;
         assert_eq!(len, rounds * per_thread.div_ceil(4));
         for j in 0..len {
             let o = list

@@ -75,6 +75,8 @@ pub(crate) fn collect(heap: &mut HeapShared, stack: &mut MarkStack) -> CollectSt
         // SAFETY: `cell` is a live cell of this heap (reached from a root); exclusive.
         unsafe { trace(cell, raw, &mut visit) };
     }
+    // SAFETY: exclusive access; every live object was traced, which marked its shape.
+    stats.shapes_freed = unsafe { heap.shapes.sweep() } as u64;
     let mut with_side = 0u64;
     let counts = heap.slab.sweep(&mut |cell, raw| {
         // SAFETY: the sweep hands out dead object cells of this heap that have side state;

@@ -4,6 +4,7 @@
 use core::marker::PhantomData;
 use core::ptr::{self, NonNull};
 
+use super::dict::Dict;
 use super::shared::HeapShared;
 use super::side::{ColdState, Elements, StorageState, block_items};
 use super::txn::Locked;
@@ -54,6 +55,8 @@ pub(crate) const TAG_FUNCTION: u16 = 1 << 1;
 pub(crate) const SIDE_RESTRICTED: u8 = 1 << 0;
 /// `side` flag: the cold state has attribute or accessor entries.
 pub(crate) const SIDE_ENTRIES: u8 = 1 << 1;
+/// `side` flag: the named properties are in a dictionary (dictionary mode), not the shape.
+pub(crate) const SIDE_DICT: u8 = 1 << 2;
 
 const CELL_KIND_OBJECT: u8 = 1;
 
@@ -134,7 +137,7 @@ mod side_proofs {
     const_assert!(COLD_STATE_BYTES <= 256);
     const_assert!(matches!(class_of(COLD_STATE_BYTES), Some(c) if SIZE_CLASSES[c] <= 256));
     #[cfg(target_pointer_width = "64")]
-    const_assert!(STORAGE_STATE_BYTES == 32);
+    const_assert!(STORAGE_STATE_BYTES == 56);
     const_assert!(class_of(STORAGE_STATE_BYTES).is_some());
 }
 
@@ -255,7 +258,7 @@ impl<'h> Obj<'h> {
     }
 
     /// Does the object have any side state (storage wrapper or, inline, any block)?
-    pub fn has_side_state(self) -> bool {
+    pub(crate) fn has_side_state_raw(self) -> bool {
         #[cfg(not(feature = "wide-object"))]
         {
             self.storage().is_some()
@@ -266,6 +269,8 @@ impl<'h> Obj<'h> {
             !s.cold.load(Ordering::Acquire).is_null()
                 || !s.slots.load(Ordering::Acquire).is_null()
                 || !s.elems.load(Ordering::Acquire).is_null()
+                || !s.names.load(Ordering::Acquire).is_null()
+                || !s.sparse.load(Ordering::Acquire).is_null()
         }
     }
 
@@ -302,6 +307,37 @@ impl<'h> Obj<'h> {
         // SAFETY: cold snapshots stay alive while the heap is borrowed (retired ones are
         // freed only with exclusive access).
         (!p.is_null()).then(|| unsafe { &*p })
+    }
+
+    /// Is the object in dictionary mode?
+    #[inline]
+    pub(crate) fn is_dictionary(self) -> bool {
+        self.side() & SIDE_DICT != 0
+    }
+
+    /// The named-property dictionary (dictionary mode).
+    #[inline]
+    pub(crate) fn names(self) -> Option<Dict<'h>> {
+        let s = self.storage()?;
+        let b = NonNull::new(s.names.load(Ordering::Acquire))?;
+        // SAFETY: a published dictionary stays alive while the heap is borrowed.
+        Some(unsafe { Dict::from_block(b) })
+    }
+
+    /// The sparse elements.
+    #[inline]
+    pub(crate) fn sparse(self) -> Option<Dict<'h>> {
+        let s = self.storage()?;
+        let b = NonNull::new(s.sparse.load(Ordering::Acquire))?;
+        // SAFETY: a published dictionary stays alive while the heap is borrowed.
+        Some(unsafe { Dict::from_block(b) })
+    }
+
+    /// The array length floor kept in side state (0 without it).
+    #[inline]
+    pub(crate) fn length_floor(self) -> u32 {
+        self.storage()
+            .map_or(0, |s| s.length.load(Ordering::Acquire))
     }
 
     /// The dense elements.

@@ -27,6 +27,7 @@
 //! mark-sweep), `literal` and `root`.
 
 pub(crate) mod collect;
+mod dict;
 mod layout;
 pub(crate) mod literal;
 pub(crate) mod root;
@@ -42,8 +43,9 @@ pub use layout::{
     OBJECT_PAYLOAD_BYTES, Obj, STORAGE_STATE_BYTES,
 };
 pub(crate) use layout::{
-    ObjectCell, SIDE_ENTRIES, SIDE_RESTRICTED, TAG_ARRAY, TAG_FUNCTION, init_object,
+    ObjectCell, SIDE_DICT, SIDE_ENTRIES, SIDE_RESTRICTED, TAG_ARRAY, TAG_FUNCTION, init_object,
 };
+pub use shape::{HOT_LOOKUPS, LINEAR_LOOKUP_MAX, MAX_SHAPE_KEYS};
 pub(crate) use shape::{Shape, ShapeTable};
 pub(crate) use shared::HeapShared;
 pub use shared::{CollectStats, NativeFn};

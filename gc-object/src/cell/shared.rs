@@ -47,4 +47,6 @@ pub struct CollectStats {
     pub finalized: u64,
     /// Dead objects without side state: freed by clearing a bit, no finalizer work.
     pub freed_without_finalizer: u64,
+    /// Shapes freed: no live object had them (or a descendant), and no literal.
+    pub shapes_freed: u64,
 }

@@ -15,10 +15,20 @@ use crate::sync::{AtomicPtr, AtomicU32, Ordering, UnsafeCell};
 #[repr(C)]
 pub(crate) struct StorageState {
     pub(super) cold: AtomicPtr<ColdState>,
+    /// External slots (shape mode; frozen once the object is in dictionary mode, and freed
+    /// by the next collection).
     pub(super) slots: AtomicPtr<BlockHeader>,
+    /// Dense elements.
     pub(super) elems: AtomicPtr<BlockHeader>,
+    /// Named properties in dictionary mode (a [`Dict`](super::dict::Dict) block).
+    pub(super) names: AtomicPtr<BlockHeader>,
+    /// Sparse elements (a [`Dict`](super::dict::Dict) block keyed by index).
+    pub(super) sparse: AtomicPtr<BlockHeader>,
     /// Replaced blocks (under the object lock, or exclusive).
     pub(super) retired: UnsafeCell<*mut BlockHeader>,
+    /// An array's `length` when it is more than the dense length (sparse elements, or a
+    /// length set beyond the elements); written under the lock.
+    pub(super) length: AtomicU32,
 }
 
 impl StorageState {
@@ -27,7 +37,10 @@ impl StorageState {
             cold: AtomicPtr::new(ptr::null_mut()),
             slots: AtomicPtr::new(ptr::null_mut()),
             elems: AtomicPtr::new(ptr::null_mut()),
+            names: AtomicPtr::new(ptr::null_mut()),
+            sparse: AtomicPtr::new(ptr::null_mut()),
             retired: UnsafeCell::new(ptr::null_mut()),
+            length: AtomicU32::new(0),
         }
     }
 }
@@ -47,6 +60,8 @@ pub(super) struct BlockHeader {
     pub(super) cap: u32,
     /// Dense length (elements only).
     pub(super) len: AtomicU32,
+    /// Elements present, holes not counted (elements only; written under the lock).
+    pub(super) count: AtomicU32,
 }
 
 pub(super) const BLOCK_ALIGN: usize = 8;
@@ -58,7 +73,6 @@ pub(super) const BLOCK_HEAD: usize =
 pub(crate) struct ColdState {
     pub(super) head: BlockHeader,
     pub(super) owner: u64,
-    pub(super) sparse_length: u32,
     pub(super) native: Option<NativeFn>,
     pub(super) entries: *mut BlockHeader,
 }
@@ -84,7 +98,6 @@ pub(super) struct RawEntry {
 #[derive(Debug)]
 pub(crate) struct ColdDraft<'h> {
     pub(crate) owner: u64,
-    pub(crate) sparse_length: u32,
     pub(crate) native: Option<NativeFn>,
     pub(crate) entries: Vec<PropEntry<'h>>,
 }
@@ -92,9 +105,6 @@ pub(crate) struct ColdDraft<'h> {
 impl ColdState {
     pub(crate) fn owner(&self) -> u64 {
         self.owner
-    }
-    pub(crate) fn sparse_length(&self) -> u32 {
-        self.sparse_length
     }
     pub(crate) fn native(&self) -> Option<NativeFn> {
         self.native
@@ -127,7 +137,6 @@ impl ColdState {
     pub(crate) fn draft<'h>(&'h self) -> ColdDraft<'h> {
         ColdDraft {
             owner: self.owner,
-            sparse_length: self.sparse_length,
             native: self.native,
             entries: self
                 .raw_entries()
@@ -149,7 +158,6 @@ impl ColdDraft<'_> {
     pub(crate) fn empty() -> Self {
         ColdDraft {
             owner: 0,
-            sparse_length: 0,
             native: None,
             entries: Vec::new(),
         }
@@ -179,6 +187,7 @@ pub(super) fn alloc_block(
             kind,
             cap,
             len: AtomicU32::new(0),
+            count: AtomicU32::new(0),
         })
     };
     Ok(p)
@@ -228,6 +237,10 @@ impl<'h> Elements<'h> {
     }
     pub(crate) fn cap(&self) -> u32 {
         self.head().cap
+    }
+    /// Elements present (holes not counted).
+    pub(crate) fn count(&self) -> u32 {
+        self.head().count.load(Ordering::Acquire)
     }
     pub(super) fn item(&self, i: u32) -> &'h AtomicWord {
         debug_assert!(i < self.cap());

@@ -3,7 +3,7 @@
 use core::ptr::{self, NonNull};
 
 use super::side::{StorageState, block_items, free_block};
-use super::{AtomicWord, INLINE_SLOTS, Obj, ObjectCell, Word};
+use super::{AtomicWord, INLINE_SLOTS, Obj, ObjectCell, SIDE_DICT, Word};
 use crate::slab;
 use crate::sync::Ordering;
 
@@ -21,7 +21,8 @@ fn walk_retired(raw: &dyn slab::RawAlloc, s: &StorageState) {
     });
 }
 
-/// Calls `visit` on every value word an object references, and frees its retired blocks.
+/// Calls `visit` on every value word an object references, marks its shape, and frees its
+/// retired blocks (and, in dictionary mode, the external slots of its shape-mode past).
 ///
 /// # Safety
 /// `cell` is a live object cell; the caller has exclusive access to its heap.
@@ -42,10 +43,14 @@ pub(crate) unsafe fn trace(
         }
     };
     // Only the slots the shape covers hold values of this object (see "Slots past the
-    // shape" in the module docs); the shape is not changing (exclusive access).
+    // shape" in the module docs); the shape is not changing (exclusive access). A
+    // dictionary-mode object has the dictionary shape (no slots): its values are in its
+    // dictionary, its old slots are dead.
     let shape = c.shape.load(Ordering::Relaxed);
     // SAFETY: the shape of a live object belongs to its heap, which outlives this call.
-    let used = (unsafe { &*shape }.slot_count() as usize).min(INLINE_SLOTS);
+    let shape = unsafe { &*shape };
+    shape.mark();
+    let used = (shape.slot_count() as usize).min(INLINE_SLOTS);
     for s in &c.slots[..used] {
         word(s.load(Ordering::Relaxed));
     }
@@ -53,6 +58,16 @@ pub(crate) unsafe fn trace(
     let obj = unsafe { Obj::from_cell(cell) };
     let Some(s) = obj.storage() else { return };
     walk_retired(raw, s);
+    if c.side.load(Ordering::Relaxed) & SIDE_DICT != 0 {
+        let old = s.slots.swap(ptr::null_mut(), Ordering::Relaxed);
+        if let Some(b) = NonNull::new(old) {
+            // SAFETY: exclusive access: no reader of the old shape is left.
+            unsafe { free_block(raw, b) };
+        }
+    }
+    for d in [obj.names(), obj.sparse()].into_iter().flatten() {
+        d.for_each_locked(|_, _, w| word(w));
+    }
     if let Some(b) = NonNull::new(s.slots.load(Ordering::Relaxed)) {
         // SAFETY: live block with `cap` initialized slots.
         let cap = unsafe { b.as_ref().cap };
@@ -82,7 +97,7 @@ pub(crate) unsafe fn trace(
 pub(crate) unsafe fn finalize(cell: NonNull<ObjectCell>, raw: &dyn slab::RawAlloc) -> bool {
     // SAFETY: the cell is still initialized (contract).
     let obj = unsafe { Obj::from_cell(cell) };
-    if !obj.has_side_state() {
+    if !obj.has_side_state_raw() {
         return false;
     }
     let s = obj.storage().expect("side state");
@@ -91,6 +106,8 @@ pub(crate) unsafe fn finalize(cell: NonNull<ObjectCell>, raw: &dyn slab::RawAllo
         s.slots.load(Ordering::Relaxed),
         s.elems.load(Ordering::Relaxed),
         s.cold.load(Ordering::Relaxed).cast(),
+        s.names.load(Ordering::Relaxed),
+        s.sparse.load(Ordering::Relaxed),
     ] {
         if let Some(b) = NonNull::new(p) {
             // SAFETY: owned by this dead object only.

@@ -5,11 +5,12 @@
 use core::alloc::Layout;
 use core::ptr::{self, NonNull};
 
+use super::dict::{DICT_MIN_CAP, alloc_dict};
 use super::side::{
     BLOCK_COLD, BLOCK_ELEMS, BLOCK_ENTRIES, BLOCK_SLOTS, BlockHeader, ColdDraft, ColdState,
     Elements, RawEntry, StorageState, alloc_block, block_items, free_block,
 };
-use super::{AtomicWord, INLINE_SLOTS, Obj, Shape, Value, Word};
+use super::{AtomicWord, INLINE_SLOTS, Obj, SIDE_DICT, Shape, Value, Word};
 use crate::error::Error;
 use crate::slab;
 use crate::sync::{AtomicU32, Ordering, UnsafeCell};
@@ -93,7 +94,29 @@ impl<'h> Locked<'h> {
             slots: None,
             elems: None,
             cold: None,
+            names: None,
+            sparse: None,
+            storage: false,
         }
+    }
+
+    /// Sets the array length floor (see `StorageState::length`); storage must exist unless
+    /// `len` is 0.
+    pub(crate) fn set_length(&self, len: u32) {
+        match self.obj.storage() {
+            Some(s) => s.length.store(len, Ordering::Release),
+            None => assert_eq!(len, 0, "gc-object: array length without storage"),
+        }
+    }
+
+    /// Finishes the move to dictionary mode after a transaction that prepared the
+    /// dictionary ([`Txn::prepare_dictionary`]) committed: the flag, then the dictionary shape.
+    /// The old slots stay readable (racing readers of the old shape) until the next
+    /// collection frees the external ones.
+    pub(crate) fn enter_dictionary(&self, dict_shape: &'h Shape) {
+        debug_assert!(self.obj.names().is_some());
+        self.set_side(self.obj.side() | SIDE_DICT);
+        self.set_shape(dict_shape);
     }
 
     /// Makes sure slots `0..count` exist (a transaction of one step).
@@ -118,41 +141,45 @@ impl<'h> Locked<'h> {
         t.commit()
     }
 
-    /// Makes sure element capacity is at least `min_cap` (a transaction of one step).
-    pub(crate) fn ensure_elements(
-        &self,
-        raw: &'h dyn slab::RawAlloc,
-        min_cap: u32,
-    ) -> Result<Elements<'h>, Error> {
-        let mut t = self.txn(raw);
-        t.elements(min_cap)?;
-        t.commit()?;
-        Ok(self.obj.elements().expect("elements just ensured"))
-    }
-
     /// Writes element `i` (< capacity) and raises the dense length to cover it.
     pub(crate) fn store_element(&self, e: Elements<'h>, i: u32, v: Value<'h>) {
+        let was_hole = i >= e.len() || e.item(i).load(Ordering::Relaxed).is_hole();
         e.item(i).store(v.word, Ordering::Release);
+        let h = e.head();
+        if was_hole {
+            h.count
+                .store(h.count.load(Ordering::Relaxed) + 1, Ordering::Release);
+        }
         if i >= e.len() {
-            e.head().len.store(i + 1, Ordering::Release);
+            h.len.store(i + 1, Ordering::Release);
         }
     }
 
     /// Makes element `i` a hole (it stays within the dense length).
     pub(crate) fn clear_element(&self, e: Elements<'h>, i: u32) {
-        if i < e.cap() {
+        if i < e.len() && !e.item(i).load(Ordering::Relaxed).is_hole() {
             e.item(i).store(Word::HOLE, Ordering::Release);
+            let h = e.head();
+            h.count
+                .store(h.count.load(Ordering::Relaxed) - 1, Ordering::Release);
         }
     }
 
     /// Truncates the dense elements to `len` (holes beyond it).
     pub(crate) fn truncate_elements(&self, e: Elements<'h>, len: u32) {
         let old = e.len();
+        let mut gone = 0;
         for j in len..old {
+            if !e.item(j).load(Ordering::Relaxed).is_hole() {
+                gone += 1;
+            }
             e.item(j).store(Word::HOLE, Ordering::Release);
         }
         if len < old {
-            e.head().len.store(len, Ordering::Release);
+            let h = e.head();
+            h.count
+                .store(h.count.load(Ordering::Relaxed) - gone, Ordering::Release);
+            h.len.store(len, Ordering::Release);
         }
     }
 }
@@ -164,6 +191,10 @@ pub(crate) struct Txn<'g, 'h> {
     slots: Option<NonNull<BlockHeader>>,
     elems: Option<NonNull<BlockHeader>>,
     cold: Option<NonNull<BlockHeader>>,
+    names: Option<NonNull<BlockHeader>>,
+    sparse: Option<NonNull<BlockHeader>>,
+    /// Install the storage wrapper even if no block is prepared.
+    storage: bool,
 }
 
 impl<'h> Txn<'_, 'h> {
@@ -235,7 +266,10 @@ impl<'h> Txn<'_, 'h> {
             unsafe { items.wrapping_add(j as usize).write(AtomicWord::new(w)) };
         }
         // SAFETY: the new block is live and unpublished.
-        unsafe { nb.as_ref() }.len.store(len, Ordering::Relaxed);
+        let head = unsafe { nb.as_ref() };
+        head.len.store(len, Ordering::Relaxed);
+        head.count
+            .store(old.map_or(0, |e| e.count()), Ordering::Relaxed);
         if let Some(prev) = self.elems.replace(nb) {
             // SAFETY: unpublished block of this transaction.
             unsafe { free_block(self.raw, prev) };
@@ -279,9 +313,9 @@ impl<'h> Txn<'_, 'h> {
                 kind: BLOCK_COLD,
                 cap: 0,
                 len: AtomicU32::new(0),
+                count: AtomicU32::new(0),
             },
             owner: draft.owner,
-            sparse_length: draft.sparse_length,
             native: draft.native,
             entries: entries.map_or(ptr::null_mut(), |b| b.as_ptr()),
         };
@@ -294,10 +328,64 @@ impl<'h> Txn<'_, 'h> {
         Ok(())
     }
 
+    /// Prepares the move of a shape-mode object to dictionary mode: its keys and values, in
+    /// order, go into a new dictionary with room for one more. After commit, call
+    /// [`Locked::enter_dictionary`].
+    pub(crate) fn prepare_dictionary(&mut self) -> Result<(), Error> {
+        let o = self.g.obj;
+        debug_assert!(!o.is_dictionary() && self.names.is_none());
+        let shape = o.shape();
+        let n = shape.slot_count();
+        let cap = (n + 1).next_power_of_two().max(DICT_MIN_CAP);
+        let d = alloc_dict(self.raw, cap)?;
+        for (i, k) in shape.keys_in_order().enumerate() {
+            d.push_fresh(k.id(), o.slot(i as u32).word);
+        }
+        self.names = Some(d.block());
+        Ok(())
+    }
+
+    /// Makes sure the storage wrapper exists after commit (for the array length).
+    pub(crate) fn storage(&mut self) {
+        self.storage = true;
+    }
+
+    /// Prepares room for one more entry in the named (`sparse == false`) or sparse-element
+    /// dictionary: a new one, a compaction in place (changes nothing a reader can see) or
+    /// a copy twice the size.
+    pub(crate) fn dict_room(&mut self, sparse: bool) -> Result<(), Error> {
+        let (cur, slot) = if sparse {
+            (self.g.obj.sparse(), &mut self.sparse)
+        } else {
+            (self.g.obj.names(), &mut self.names)
+        };
+        if slot.is_some() {
+            return Ok(());
+        }
+        let nb = match cur {
+            None => alloc_dict(self.raw, DICT_MIN_CAP)?,
+            Some(d) if d.make_room_locked() => return Ok(()),
+            Some(d) => {
+                let cap = d.cap().checked_mul(2).ok_or(Error::OutOfMemory)?;
+                let nb = alloc_dict(self.raw, cap)?;
+                d.copy_into(nb);
+                nb
+            }
+        };
+        *slot = Some(nb.block());
+        Ok(())
+    }
+
     /// Installs the storage wrapper if needed (the last allocation), then publishes every
     /// prepared block with release stores and retires the blocks they replace.
     pub(crate) fn commit(mut self) -> Result<(), Error> {
-        if self.slots.is_none() && self.elems.is_none() && self.cold.is_none() {
+        if self.slots.is_none()
+            && self.elems.is_none()
+            && self.cold.is_none()
+            && self.names.is_none()
+            && self.sparse.is_none()
+            && !(self.storage && self.g.obj.storage().is_none())
+        {
             return Ok(());
         }
         let s = match self.g.obj.storage() {
@@ -322,6 +410,17 @@ impl<'h> Txn<'_, 'h> {
             let old = s.cold.swap(b.cast().as_ptr(), Ordering::AcqRel);
             if let Some(o) = NonNull::new(old) {
                 self.g.retire(s, o.cast());
+            }
+        }
+        for (b, at) in [
+            (self.names.take(), &s.names),
+            (self.sparse.take(), &s.sparse),
+        ] {
+            if let Some(b) = b {
+                let old = at.swap(b.as_ptr(), Ordering::AcqRel);
+                if let Some(o) = NonNull::new(old) {
+                    self.g.retire(s, o);
+                }
             }
         }
         Ok(())
@@ -353,9 +452,15 @@ impl<'h> Txn<'_, 'h> {
 
 impl Drop for Txn<'_, '_> {
     fn drop(&mut self) {
-        for b in [self.slots.take(), self.elems.take(), self.cold.take()]
-            .into_iter()
-            .flatten()
+        for b in [
+            self.slots.take(),
+            self.elems.take(),
+            self.cold.take(),
+            self.names.take(),
+            self.sparse.take(),
+        ]
+        .into_iter()
+        .flatten()
         {
             // SAFETY: never published (commit takes what it publishes).
             unsafe { free_block(self.raw, b) };

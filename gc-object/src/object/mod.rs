@@ -1,12 +1,20 @@
-//! JavaScript object semantics over the cell (safe code).
+//! JavaScript object semantics over the cell (safe code): properties here, elements and
+//! arrays in `array`, property caches in `cache`.
+
+mod array;
+mod cache;
+
+pub use array::{DENSE_ALWAYS, DENSE_SPREAD};
+pub use cache::PropertyCache;
 
 use crate::cell::{
     ColdDraft, Locked, NativeFn, Obj, PropEntry, SIDE_ENTRIES, SIDE_RESTRICTED, TAG_ARRAY,
     TAG_FUNCTION, Value,
 };
 use crate::error::Error;
-use crate::key::{Key, MAX_ARRAY_INDEX, PropertyKey, length_key};
+use crate::key::{Key, PropertyKey, length_key};
 use crate::sync::unmodeled;
+use array::{add_index, array_length_value, remove_index, set_length_locked};
 
 const W: u8 = 1;
 const E: u8 = 2;
@@ -16,10 +24,6 @@ const DEFAULT_ATTRS: u8 = W | E | C;
 
 const SEALED: u8 = 1;
 const FROZEN: u8 = 2;
-
-/// Index properties may extend the dense elements by at most this many holes; further
-/// away is [`Error::IndexTooSparse`] (the elements are dense, there is no sparse map).
-pub const MAX_INDEX_GAP: u32 = 1 << 16;
 
 /// A complete property descriptor.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -87,16 +91,21 @@ impl<'h> Property<'h> {
     }
 }
 
+/// Where an own property lives. Dictionary and sparse positions are valid while the lock
+/// is held (a compaction moves entries); the value read with them is kept for lock-free
+/// readers.
 #[derive(Clone, Copy, Debug)]
-enum Loc {
+enum Loc<'h> {
     Slot(u32),
+    Dict(u32, Value<'h>),
     Elem(u32),
+    Sparse(u32, Value<'h>),
     Length,
 }
 
 #[derive(Clone, Copy)]
 struct Found<'h> {
-    loc: Loc,
+    loc: Loc<'h>,
     attrs: u8,
     entry: Option<PropEntry<'h>>,
 }
@@ -116,19 +125,21 @@ pub(crate) fn install_native(o: Obj<'_>, f: NativeFn) -> Result<(), Error> {
     g.replace_cold(o.heap().raw(), &d)
 }
 
-fn draft_of<'h>(o: Obj<'h>) -> ColdDraft<'h> {
+pub(super) fn draft_of<'h>(o: Obj<'h>) -> ColdDraft<'h> {
     o.cold().map_or_else(ColdDraft::empty, |c| c.draft())
 }
 
 impl<'h> Obj<'h> {
-    /// Is this an array?
-    pub fn is_array(self) -> bool {
-        self.tags() & TAG_ARRAY != 0
-    }
-
     /// Is this a function?
     pub fn is_function(self) -> bool {
         self.tags() & TAG_FUNCTION != 0
+    }
+
+    /// Does the object have any side state (storage wrapper or, with `wide-object`, any
+    /// block)? A plain object of up to `INLINE_SLOTS` properties has none.
+    pub fn has_side_state(self) -> Result<bool, Error> {
+        self.check_thread()?;
+        Ok(self.has_side_state_raw())
     }
 
     fn check_thread(self) -> Result<(), Error> {
@@ -167,31 +178,32 @@ impl<'h> Obj<'h> {
         a
     }
 
-    fn dense_len(self) -> u32 {
-        self.elements().map_or(0, |e| e.len())
-    }
-
-    /// The array's `length` (arrays only; `None` otherwise).
-    pub fn array_length(self) -> Option<u32> {
-        self.is_array().then(|| {
-            let sparse = self.cold().map_or(0, |c| c.sparse_length());
-            self.dense_len().max(sparse)
-        })
-    }
-
     #[inline]
     fn find_own(self, key: PropertyKey) -> Option<Found<'h>> {
         let (loc, default) = match key {
             PropertyKey::Name(k) => {
-                if self.is_array() && k == length_key() {
+                if self.is_array_raw() && k == length_key() {
                     (Loc::Length, W)
                 } else {
-                    (Loc::Slot(self.shape().lookup(k)?), DEFAULT_ATTRS)
+                    // The mode comes from the shape: the dictionary shape is stored after the
+                    // dictionary, and an older shape's slots still hold its values.
+                    let shape = self.shape();
+                    if shape.is_dict() {
+                        let d = self.names().expect("dictionary mode without a dictionary");
+                        let (pos, v) = d.get(k.id())?;
+                        (Loc::Dict(pos, v), DEFAULT_ATTRS)
+                    } else {
+                        (Loc::Slot(shape.lookup(k)?), DEFAULT_ATTRS)
+                    }
                 }
             }
             PropertyKey::Index(i) => {
-                self.elements()?.get(i)?;
-                (Loc::Elem(i), DEFAULT_ATTRS)
+                if self.elements().and_then(|e| e.get(i)).is_some() {
+                    (Loc::Elem(i), DEFAULT_ATTRS)
+                } else {
+                    let (pos, v) = self.sparse()?.get(i)?;
+                    (Loc::Sparse(pos, v), DEFAULT_ATTRS)
+                }
             }
         };
         let entry = self.entry(key);
@@ -213,11 +225,12 @@ impl<'h> Obj<'h> {
         }
         Ok(match f.loc {
             Loc::Slot(s) => self.slot(s),
+            Loc::Dict(_, v) | Loc::Sparse(_, v) => v,
             Loc::Elem(i) => self
                 .elements()
                 .and_then(|e| e.get(i))
                 .unwrap_or(Value::UNDEFINED),
-            Loc::Length => Value::number(f64::from(self.array_length().unwrap_or(0))),
+            Loc::Length => Value::number(f64::from(self.length_raw().unwrap_or(0))),
         })
     }
 
@@ -238,32 +251,8 @@ impl<'h> Obj<'h> {
         self.get_slow(key)
     }
 
-    /// [`Obj::get`] through a [`PropertyCache`]: when this object has the shape the cache
-    /// last saw (and no accessors, attributes or array elements), the value is one load from
-    /// the slot the cache remembers, without searching the shape. Otherwise it is `get`, and
-    /// the cache remembers this object's shape if the key is an own data property here.
-    /// Same result as `get(cache.key())` in every case.
-    #[inline(always)]
-    pub fn get_cached(self, cache: &PropertyCache) -> Result<Value<'h>, Error> {
-        if self.side() == 0 && self.tags() & TAG_ARRAY == 0 {
-            let shape = self.shape();
-            if shape.id() == cache.shape_id.get() {
-                return Ok(self.slot(cache.slot.get()));
-            }
-            // (A canonical key is a name only if it can live in a shape.)
-            if let PropertyKey::Name(k) = cache.key
-                && let Some(slot) = shape.lookup(k)
-            {
-                cache.shape_id.set(shape.id());
-                cache.slot.set(slot);
-                return Ok(self.slot(slot));
-            }
-        }
-        self.get_slow(cache.key)
-    }
-
     #[inline(never)]
-    fn get_slow(self, key: PropertyKey) -> Result<Value<'h>, Error> {
+    pub(super) fn get_slow(self, key: PropertyKey) -> Result<Value<'h>, Error> {
         let key = key.canonical();
         self.check_thread()?;
         let mut o = self;
@@ -356,21 +345,14 @@ impl<'h> Obj<'h> {
         let key = key.canonical();
         self.check_thread()?;
         self.check_value(value)?;
-        if self.find_own(key).is_none() {
-            // Inherited setter or read-only property?
-            let mut p = self.proto();
-            while let Some(o) = p {
-                o.check_thread()?;
-                if let Some(f) = o.find_own(key) {
-                    if f.attrs & ACCESSOR != 0 {
-                        return call_setter(f, key, self, value);
-                    }
-                    if f.attrs & W == 0 {
-                        return Err(Error::NotWritable(key));
-                    }
-                    break;
-                }
-                p = o.proto();
+        if self.find_own(key).is_none()
+            && let Some(f) = self.inherited(key)?
+        {
+            if f.attrs & ACCESSOR != 0 {
+                return call_setter(f, key, self, value);
+            }
+            if f.attrs & W == 0 {
+                return Err(Error::NotWritable(key));
             }
         }
         let g = self.lock();
@@ -383,6 +365,19 @@ impl<'h> Obj<'h> {
             Some(f) => write_found(&g, f, key, value),
             None => add_own(&g, key, value),
         }
+    }
+
+    /// The first property `key` up the prototype chain (not this object's own).
+    fn inherited(self, key: PropertyKey) -> Result<Option<Found<'h>>, Error> {
+        let mut p = self.proto();
+        while let Some(o) = p {
+            o.check_thread()?;
+            if let Some(f) = o.find_own(key) {
+                return Ok(Some(f));
+            }
+            p = o.proto();
+        }
+        Ok(None)
     }
 
     /// `[[DefineOwnProperty]]` with a complete descriptor (JS `Object.defineProperty` with
@@ -446,53 +441,17 @@ impl<'h> Obj<'h> {
                     set_entry(&g, key, attrs, getter, setter)?;
                 }
             }
-            match f.loc {
-                Loc::Slot(s) => g.store_slot(s, value),
-                Loc::Elem(i) => {
-                    let e = self.elements().expect("elements");
-                    g.store_element(e, i, value);
-                }
-                Loc::Length => unreachable!("`length` was handled by the branch above"),
-            }
+            store_found(&g, f, value);
             return Ok(());
         }
         if !self.is_extensible_flag() {
             return Err(Error::NotExtensible(key));
         }
-        let heap = self.heap();
         let with_entry =
             (attrs != DEFAULT_ATTRS).then(|| draft_with_entry(self, key, attrs, getter, setter));
-        let mut t = g.txn(heap.raw());
         match key {
-            PropertyKey::Name(k) => {
-                let next = heap.shapes.with_added(self.shape(), k);
-                t.slots(next.slot_count())?;
-                if let Some(d) = &with_entry {
-                    t.cold(d)?;
-                }
-                t.commit()?;
-                if with_entry.is_some() {
-                    g.set_side(self.side() | SIDE_ENTRIES);
-                }
-                let slot = next.lookup(k).expect("added key");
-                g.store_slot(slot, value);
-                g.set_shape(next);
-                Ok(())
-            }
-            PropertyKey::Index(i) => {
-                check_index(&g, i)?;
-                t.elements(i + 1)?;
-                if let Some(d) = &with_entry {
-                    t.cold(d)?;
-                }
-                t.commit()?;
-                if with_entry.is_some() {
-                    g.set_side(self.side() | SIDE_ENTRIES);
-                }
-                let e = self.elements().expect("elements");
-                g.store_element(e, i, value);
-                Ok(())
-            }
+            PropertyKey::Name(k) => add_named(&g, k, value, with_entry.as_ref()),
+            PropertyKey::Index(i) => add_index(&g, i, value, with_entry.as_ref()),
         }
     }
 
@@ -508,45 +467,64 @@ impl<'h> Obj<'h> {
         if f.attrs & C == 0 {
             return Err(Error::NotConfigurable(key));
         }
-        if f.entry.is_some() {
-            remove_entry(&g, key)?;
-        }
-        match (f.loc, key) {
-            (Loc::Slot(s), PropertyKey::Name(k)) => {
-                let next = self.heap().shapes.with_deleted(self.shape(), k);
-                g.set_shape(next);
-                g.store_slot(s, Value::UNDEFINED);
+        match key {
+            PropertyKey::Name(k) => {
+                // A delete moves a shape-mode object to dictionary mode (slots are never
+                // reused in shape mode, where readers trust a shape's slot), with the
+                // attribute entry gone in the same transaction.
+                let mut t = g.txn(self.heap().raw());
+                let convert = !self.is_dictionary();
+                if convert {
+                    t.prepare_dictionary()?;
+                }
+                let cold = f.entry.is_some().then(|| {
+                    let mut d = draft_of(self);
+                    d.entries.retain(|x| x.key != key);
+                    d
+                });
+                if let Some(d) = &cold {
+                    t.cold(d)?;
+                }
+                t.commit()?;
+                if convert {
+                    g.enter_dictionary(self.heap().shapes.dict());
+                }
+                let d = self.names().expect("dictionary mode");
+                d.remove_locked(d.find_locked(k.id()).expect("the key is there"));
             }
-            (Loc::Elem(i), _) => {
-                let e = self.elements().expect("elements");
-                g.clear_element(e, i);
+            PropertyKey::Index(i) => {
+                if f.entry.is_some() {
+                    remove_entry(&g, key)?;
+                }
+                remove_index(&g, i);
             }
-            _ => unreachable!("length is not configurable"),
         }
         Ok(true)
     }
 
-    /// Own keys in JS order: array indices ascending, then names in insertion order
-    /// (`length` first for arrays).
+    /// Own keys in JS order: array indices ascending (dense and sparse), then names in
+    /// insertion order (`length` first for arrays), in shape and dictionary mode alike.
     pub fn own_keys(self) -> Result<Vec<PropertyKey>, Error> {
         self.check_thread()?;
-        let mut keys = Vec::new();
-        if let Some(e) = self.elements() {
-            for i in 0..e.len() {
-                if e.get(i).is_some() {
-                    keys.push(PropertyKey::Index(i));
-                }
-            }
-        }
-        if self.is_array() {
+        let mut keys: Vec<PropertyKey> = self
+            .index_keys()
+            .into_iter()
+            .map(PropertyKey::Index)
+            .collect();
+        if self.is_array_raw() {
             keys.push(PropertyKey::Name(length_key()));
         }
-        keys.extend(
-            self.shape()
-                .entries()
-                .iter()
-                .map(|&(k, _)| PropertyKey::Name(k)),
-        );
+        let shape = self.shape();
+        if shape.is_dict() {
+            let d = self.names().expect("dictionary mode without a dictionary");
+            keys.extend(
+                d.keys()
+                    .into_iter()
+                    .map(|id| PropertyKey::Name(Key::from_raw(id))),
+            );
+        } else {
+            keys.extend(shape.keys_in_order().map(PropertyKey::Name));
+        }
         Ok(keys)
     }
 
@@ -663,30 +641,6 @@ impl<'h> Obj<'h> {
         g.set_side(self.side() | SIDE_RESTRICTED);
         Ok(())
     }
-
-    /// Sets an array's `length` (truncating or extending).
-    pub fn set_array_length(self, len: u32) -> Result<(), Error> {
-        self.check_thread()?;
-        if !self.is_array() {
-            return Err(Error::NotAnArray);
-        }
-        let g = self.lock();
-        if let Some(f) = self.find_own(PropertyKey::length())
-            && f.attrs & W == 0
-        {
-            return Err(Error::NotWritable(PropertyKey::length()));
-        }
-        set_length_locked(&g, len, false)
-    }
-
-    /// Appends to an array (`a[a.length] = v`).
-    pub fn push(self, v: Value<'h>) -> Result<(), Error> {
-        let len = self.array_length().ok_or(Error::NotAnArray)?;
-        if len > MAX_ARRAY_INDEX {
-            return Err(Error::InvalidArrayLength);
-        }
-        self.set(PropertyKey::Index(len), v)
-    }
 }
 
 fn call_setter<'h>(
@@ -702,50 +656,30 @@ fn call_setter<'h>(
     }
 }
 
-fn array_length_value(v: Value<'_>) -> Result<u32, Error> {
-    let n = v.as_number().ok_or(Error::InvalidArrayLength)?;
-    if n >= 0.0 && n <= f64::from(u32::MAX) && n.fract() == 0.0 {
-        Ok(n as u32)
-    } else {
-        Err(Error::InvalidArrayLength)
-    }
-}
-
 fn write_found<'h>(
     g: &Locked<'h>,
     f: Found<'h>,
     key: PropertyKey,
     value: Value<'h>,
 ) -> Result<(), Error> {
-    let o = g.obj();
-    match f.loc {
-        Loc::Slot(s) => g.store_slot(s, value),
-        Loc::Elem(i) => {
-            let e = o.elements().expect("elements");
-            g.store_element(e, i, value);
-        }
-        Loc::Length => {
-            let _ = key;
-            set_length_locked(g, array_length_value(value)?, false)?;
-        }
+    if let Loc::Length = f.loc {
+        let _ = key;
+        return set_length_locked(g, array_length_value(value)?, false);
     }
+    store_found(g, f, value);
     Ok(())
 }
 
-/// Checks that index `i` may be added (an array's non-writable length, the gap limit).
-fn check_index(g: &Locked<'_>, i: u32) -> Result<(), Error> {
+/// Writes the value of an existing own data property (lock held; not `length`).
+fn store_found<'h>(g: &Locked<'h>, f: Found<'h>, value: Value<'h>) {
     let o = g.obj();
-    if let Some(len) = o.array_length()
-        && i >= len
-        && let Some(f) = o.find_own(PropertyKey::length())
-        && f.attrs & W == 0
-    {
-        return Err(Error::NotWritable(PropertyKey::length()));
+    match f.loc {
+        Loc::Slot(s) => g.store_slot(s, value),
+        Loc::Dict(pos, _) => o.names().expect("dictionary").set_locked(pos, value),
+        Loc::Elem(i) => g.store_element(o.elements().expect("elements"), i, value),
+        Loc::Sparse(pos, _) => o.sparse().expect("sparse elements").set_locked(pos, value),
+        Loc::Length => unreachable!("`length` is written through set_length_locked"),
     }
-    if i > o.dense_len().saturating_add(MAX_INDEX_GAP) {
-        return Err(Error::IndexTooSparse(i));
-    }
-    Ok(())
 }
 
 fn add_own<'h>(g: &Locked<'h>, key: PropertyKey, value: Value<'h>) -> Result<(), Error> {
@@ -754,23 +688,56 @@ fn add_own<'h>(g: &Locked<'h>, key: PropertyKey, value: Value<'h>) -> Result<(),
         return Err(Error::NotExtensible(key));
     }
     match key {
-        PropertyKey::Name(k) => {
-            let heap = o.heap();
-            let next = heap.shapes.with_added(o.shape(), k);
-            g.ensure_slots(heap.raw(), next.slot_count())?;
-            let slot = next.lookup(k).expect("added key");
+        PropertyKey::Name(k) => add_named(g, k, value, None),
+        PropertyKey::Index(i) => add_index(g, i, value, None),
+    }
+}
+
+/// Adds the new named property `k` (lock held), with the attribute entry `entry` (a
+/// complete new cold state) in the same transaction: the next shape in shape mode, else
+/// (past [`MAX_SHAPE_KEYS`](crate::MAX_SHAPE_KEYS) keys) dictionary mode.
+fn add_named<'h>(
+    g: &Locked<'h>,
+    k: Key,
+    value: Value<'h>,
+    entry: Option<&ColdDraft<'h>>,
+) -> Result<(), Error> {
+    let o = g.obj();
+    let heap = o.heap();
+    let mut t = g.txn(heap.raw());
+    let next = if o.is_dictionary() {
+        t.dict_room(false)?;
+        None
+    } else if let Some(next) = heap.shapes.with_added(o.shape(), k) {
+        t.slots(next.slot_count())?;
+        Some(next)
+    } else {
+        t.prepare_dictionary()?;
+        None
+    };
+    if let Some(d) = entry {
+        t.cold(d)?;
+    }
+    t.commit()?;
+    if entry.is_some() {
+        g.set_side(o.side() | SIDE_ENTRIES);
+    }
+    match next {
+        Some(next) => {
             // The value first, then the shape (release): a reader that sees the key sees it.
-            g.store_slot(slot, value);
+            g.store_slot(next.slot_count() - 1, value);
             g.set_shape(next);
-            Ok(())
         }
-        PropertyKey::Index(i) => {
-            check_index(g, i)?;
-            let e = g.ensure_elements(o.heap().raw(), i + 1)?;
-            g.store_element(e, i, value);
-            Ok(())
+        None => {
+            if !o.is_dictionary() {
+                g.enter_dictionary(heap.shapes.dict());
+            }
+            o.names()
+                .expect("dictionary mode")
+                .append_locked(k.id(), value);
         }
     }
+    Ok(())
 }
 
 fn draft_with_entry<'h>(
@@ -781,6 +748,18 @@ fn draft_with_entry<'h>(
     setter: Value<'h>,
 ) -> ColdDraft<'h> {
     let mut d = draft_of(o);
+    put_entry(&mut d, key, attrs, getter, setter);
+    d
+}
+
+/// Sets (or adds) the attribute entry of `key` in a draft.
+fn put_entry<'h>(
+    d: &mut ColdDraft<'h>,
+    key: PropertyKey,
+    attrs: u8,
+    getter: Value<'h>,
+    setter: Value<'h>,
+) {
     let e = PropEntry {
         key,
         attrs,
@@ -791,7 +770,6 @@ fn draft_with_entry<'h>(
         Some(x) => *x = e,
         None => d.entries.push(e),
     }
-    d
 }
 
 fn set_entry<'h>(
@@ -813,101 +791,4 @@ fn remove_entry(g: &Locked<'_>, key: PropertyKey) -> Result<(), Error> {
     let mut d = draft_of(o);
     d.entries.retain(|x| x.key != key);
     g.replace_cold(o.heap().raw(), &d)
-}
-
-/// Sets an array's length; `read_only` also makes `length` non-writable (in the same
-/// cold-state change).
-fn set_length_locked(g: &Locked<'_>, len: u32, read_only: bool) -> Result<(), Error> {
-    let o = g.obj();
-    let dense = o.dense_len();
-    if len < dense {
-        let e = o.elements().expect("elements");
-        for i in (len..dense).rev() {
-            if e.get(i).is_some()
-                && let Some(f) = o.find_own(PropertyKey::Index(i))
-                && f.attrs & C == 0
-            {
-                return Err(Error::NotConfigurable(PropertyKey::Index(i)));
-            }
-        }
-    }
-    let cur_sparse = o.cold().map_or(0, |c| c.sparse_length());
-    let new_dense = dense.min(len);
-    let new_sparse = if len > new_dense { len } else { 0 };
-    let drop_entries = o.side() & SIDE_ENTRIES != 0
-        && o.cold().is_some_and(|c| {
-            c.draft()
-                .entries
-                .iter()
-                .any(|x| matches!(x.key, PropertyKey::Index(i) if i >= len))
-        });
-    if new_sparse != cur_sparse || drop_entries || read_only {
-        let mut d = if read_only {
-            draft_with_entry(
-                o,
-                PropertyKey::length(),
-                0,
-                Value::UNDEFINED,
-                Value::UNDEFINED,
-            )
-        } else {
-            draft_of(o)
-        };
-        d.sparse_length = new_sparse;
-        d.entries
-            .retain(|x| !matches!(x.key, PropertyKey::Index(i) if i >= len));
-        g.replace_cold(o.heap().raw(), &d)?;
-        if read_only {
-            g.set_side(o.side() | SIDE_ENTRIES);
-        }
-    }
-    if len < dense {
-        g.truncate_elements(o.elements().expect("elements"), len);
-    }
-    Ok(())
-}
-
-/// A property-access site cache (what an engine's inline cache keeps at a `obj.key` site):
-/// the key, and the last shape seen with the slot the key has in it. Use it with
-/// [`Obj::get_cached`] where the same key is read from many objects built alike.
-///
-/// A shape is remembered by its process-unique id, so a cache never trusts a stale entry: it
-/// works with objects of any heap and outlives them. It is `Send` but not `Sync` (one per
-/// thread, like a per-thread interpreter's caches).
-///
-/// ```
-/// use gc_object::{Heap, PropertyCache, Value};
-/// let heap = Heap::new();
-/// let lit = heap.literal(&["x", "y"]);
-/// let mut m = heap.mutator();
-/// let y = PropertyCache::new("y");
-/// for i in 0..3 {
-///     let o = m.literal(&lit, &[Value::number(0.0), Value::number(i as f64)]).unwrap();
-///     assert_eq!(o.get_cached(&y).unwrap(), Value::number(i as f64));
-/// }
-/// ```
-#[derive(Debug, Clone)]
-pub struct PropertyCache {
-    key: PropertyKey,
-    /// 0: nothing cached (no shape has id 0).
-    shape_id: core::cell::Cell<u64>,
-    slot: core::cell::Cell<u32>,
-}
-
-impl PropertyCache {
-    /// An empty cache for `key` (an index-like name such as `"0"` is the array index, as in
-    /// every object operation; index keys are never cached and always take `get`).
-    pub fn new(key: impl Into<PropertyKey>) -> PropertyCache {
-        let key = key.into().canonical();
-        PropertyCache {
-            key,
-            shape_id: core::cell::Cell::new(0),
-            slot: core::cell::Cell::new(0),
-        }
-    }
-
-    /// The key this cache reads.
-    pub fn key(&self) -> PropertyKey {
-        self.key
-    }
 }
