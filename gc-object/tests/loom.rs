@@ -114,6 +114,76 @@ fn loom_two_threads_add_properties() {
     });
 }
 
+/// Two threads push onto one array at once: both elements land, at different indices.
+#[test]
+fn loom_two_concurrent_pushes() {
+    loom::model(|| {
+        let heap = Heap::new();
+        let root = {
+            let mut m = heap.mutator();
+            heap.root(m.array().unwrap()).unwrap()
+        };
+        let (heap, root) = (Arc::new(heap), Arc::new(root));
+        let (h2, r2) = (heap.clone(), root.clone());
+        let t = thread::spawn(move || {
+            r2.get(&h2).unwrap().push(Value::number(1.0)).unwrap();
+        });
+        root.get(&heap).unwrap().push(Value::number(2.0)).unwrap();
+        t.join().unwrap();
+        let a = root.get(&heap).unwrap();
+        assert_eq!(a.array_length().unwrap(), Some(2));
+        let mut got: Vec<f64> = (0..2u32)
+            .map(|i| a.get(i).unwrap().as_number().unwrap())
+            .collect();
+        got.sort_by(f64::total_cmp);
+        assert_eq!(got, vec![1.0, 2.0]);
+    });
+}
+
+/// A reader of a dictionary-mode object while a writer's set/delete churn compacts the
+/// dictionary in place: the reader always sees the untouched key's value (the sequence
+/// lock makes it retry across a compaction).
+#[test]
+fn loom_dictionary_reader_vs_compaction() {
+    let (p0, a, _) = keys();
+    loom::model(move || {
+        let heap = Heap::new();
+        let root = {
+            let mut m = heap.mutator();
+            let o = m.object().unwrap();
+            o.set(a, Value::number(1.0)).unwrap();
+            o.set(p0, Value::number(7.0)).unwrap();
+            // The first delete moves the object to dictionary mode: entries [a, p0] in a
+            // table of 4. Two more set/delete rounds leave it full: [-, p0, -, -].
+            o.delete(a).unwrap();
+            for _ in 0..2 {
+                o.set(a, Value::number(1.0)).unwrap();
+                o.delete(a).unwrap();
+            }
+            heap.root(o).unwrap()
+        };
+        let (heap, root) = (Arc::new(heap), Arc::new(root));
+        let (h2, r2) = (heap.clone(), root.clone());
+        let t = thread::spawn(move || {
+            let o = r2.get(&h2).unwrap();
+            // The dictionary is full with one live entry: this add compacts in place,
+            // moving p0 to the front.
+            o.set(a, Value::number(2.0)).unwrap();
+        });
+        {
+            let o = root.get(&heap).unwrap();
+            for _ in 0..2 {
+                assert_eq!(o.get(p0).unwrap(), Value::number(7.0));
+                thread::yield_now();
+            }
+        }
+        t.join().unwrap();
+        let o = root.get(&heap).unwrap();
+        assert_eq!(o.get(a).unwrap(), Value::number(2.0));
+        assert_eq!(o.own_keys().unwrap().len(), 2);
+    });
+}
+
 /// Two threads link two objects crosswise (`a.__proto__ = b` and `b.__proto__ = a`): one of
 /// them must see the other's link and refuse with `PrototypeCycle`. A cycle would make
 /// every lookup of a missing key loop forever.

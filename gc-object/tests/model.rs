@@ -1,5 +1,6 @@
 //! Model test: random operation sequences against a simple reference object (a `Vec` of
-//! properties with attributes), including key order, deletes, attributes, seal and freeze.
+//! properties with attributes), including key order, deletes, attributes, seal and freeze,
+//! in shape mode and dictionary mode (a delete, or more than `MAX_SHAPE_KEYS` keys).
 
 use gc_object::{Error, Heap, Key, Obj, Property, PropertyKey, Value};
 use proptest::prelude::*;
@@ -163,11 +164,18 @@ proptest! {
         ..ProptestConfig::default()
     })]
     #[test]
-    fn object_matches_reference(ops in ops()) {
+    fn object_matches_reference(ops in ops(), many in any::<bool>()) {
         let heap = Heap::new();
         let mut m = heap.mutator();
         let o = m.object().unwrap();
         let mut r = RefObj::default();
+        if many {
+            // Past MAX_SHAPE_KEYS: the object is in dictionary mode from the start.
+            for i in 0..gc_object::MAX_SHAPE_KEYS + 6 {
+                let k = PropertyKey::Name(Key::new(&format!("pre{i}")));
+                prop_assert_eq!(o.set(k, Value::number(i as f64)), r.set(k, i as f64));
+            }
+        }
         for op in ops {
             match op {
                 Op::Set(k, v) => {

@@ -338,6 +338,84 @@ fn elements() {
     );
 }
 
+fn named<'h>(m: &mut Mutator<'h>, count: usize) -> Obj<'h> {
+    let o = m.object().unwrap();
+    for k in names(count) {
+        o.set(k.as_str(), n(1.0)).unwrap();
+    }
+    o
+}
+
+#[test]
+fn dictionary_mode() {
+    let fails = inject(
+        "first delete",
+        |m| named(m, 3),
+        |_, o| o.delete("k1").map(|_| ()),
+    );
+    // the dictionary, the storage wrapper (inline in the wide layout)
+    assert_eq!(fails, if gc_object::WIDE_OBJECT { 1 } else { 2 });
+    let fails = inject(
+        "past MAX_SHAPE_KEYS",
+        |m| named(m, gc_object::MAX_SHAPE_KEYS),
+        |_, o| o.set("one-more", n(2.0)),
+    );
+    assert_eq!(fails, 1);
+    // 64 keys moved into a table of 128; the 129th key needs a bigger one.
+    let fails = inject(
+        "dictionary growth",
+        |m| named(m, 128),
+        |_, o| o.set("grow", n(2.0)),
+    );
+    assert_eq!(fails, 1);
+    let ro = Property::Data {
+        value: n(5.0),
+        writable: false,
+        enumerable: false,
+        configurable: true,
+    };
+    let fails = inject(
+        "dictionary define with attributes",
+        |m| named(m, 100),
+        move |_, o| o.define("attr", ro),
+    );
+    // entries block, cold state
+    assert_eq!(fails, 2);
+    inject(
+        "dictionary delete with entry",
+        |m| {
+            let o = named(m, 100);
+            o.define("attr", ro).unwrap();
+            o
+        },
+        |_, o| o.delete("attr").map(|_| ()),
+    );
+}
+
+#[test]
+fn sparse_elements() {
+    let fails = inject(
+        "first sparse element",
+        |m| m.array().unwrap(),
+        |_, o| o.set(PropertyKey::Index(1_000_000), n(1.0)),
+    );
+    // the sparse dictionary, the storage wrapper (inline in the wide layout)
+    assert_eq!(fails, if gc_object::WIDE_OBJECT { 1 } else { 2 });
+    let fails = inject(
+        "sparse growth",
+        |m| {
+            let o = m.object().unwrap();
+            for i in 0..8 {
+                o.set(PropertyKey::Index(1_000_000 * (i + 1)), n(1.0))
+                    .unwrap();
+            }
+            o
+        },
+        |_, o| o.set(PropertyKey::Index(999), n(2.0)),
+    );
+    assert_eq!(fails, 1);
+}
+
 // The counting global allocator is not needed here; keep `System` explicit for clarity.
 #[global_allocator]
 static GLOBAL: Sys = Sys;

@@ -455,6 +455,27 @@ fn restriction_to_owner_thread() {
 }
 
 #[test]
+fn restriction_covers_array_queries_and_side_state() {
+    let heap = Heap::new();
+    let mut m = heap.mutator();
+    let a = m.array().unwrap();
+    a.push(n(1.0)).unwrap();
+    a.restrict_to_current_thread().unwrap();
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            assert_eq!(a.is_array(), Err(Error::WrongThread));
+            assert_eq!(a.array_length(), Err(Error::WrongThread));
+            assert_eq!(a.has_side_state(), Err(Error::WrongThread));
+            assert_eq!(a.push(n(2.0)), Err(Error::WrongThread));
+            assert_eq!(a.set_array_length(0), Err(Error::WrongThread));
+        });
+    });
+    assert_eq!(a.is_array(), Ok(true));
+    assert_eq!(a.array_length(), Ok(Some(1)));
+    assert_eq!(a.has_side_state(), Ok(true));
+}
+
+#[test]
 fn roots_survive_collection() {
     let mut heap = Heap::new();
     let root = {

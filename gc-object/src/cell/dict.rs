@@ -36,8 +36,8 @@ use crate::sync::{AtomicU32, AtomicU64, Ordering, UnsafeCell, spin_wait};
 
 /// The key of a deleted entry (no name id and no array index is `u32::MAX`).
 pub(crate) const TOMB: u32 = u32::MAX;
-/// Entries of a new dictionary.
-pub(crate) const DICT_MIN_CAP: u32 = 8;
+/// Entries of a new dictionary (2 under loom, so compaction happens in few steps).
+pub(crate) const DICT_MIN_CAP: u32 = if cfg!(loom) { 2 } else { 8 };
 
 pub(super) const BLOCK_DICT: u8 = 5;
 
