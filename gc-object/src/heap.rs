@@ -11,15 +11,12 @@ use std::sync::Arc;
 use crate::cell::collect::{self as gc, MarkStack};
 use crate::cell::literal::Literal;
 use crate::cell::root::Root;
-use crate::cell::root::RootTable;
-use crate::cell::{
-    self, CollectStats, HeapShared, NativeFn, Obj, ShapeTable, TAG_ARRAY, TAG_FUNCTION, Value,
-};
+use crate::cell::{self, CollectStats, HeapShared, NativeFn, Obj, TAG_ARRAY, TAG_FUNCTION, Value};
 use crate::error::Error;
 use crate::key::{Key, PropertyKey};
-use crate::slab::{LocalCache, RawAlloc, SIZE_CLASSES, Slab, SystemAlloc};
+use crate::slab::{LocalCache, RawAlloc, SIZE_CLASSES, SystemAlloc};
+use crate::sync::Ordering;
 use crate::sync::unmodeled;
-use crate::sync::{AtomicU64, Mutex, Ordering};
 
 /// Counters of a heap.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -71,21 +68,9 @@ impl Heap {
     /// A heap whose chunks and side state come from `raw` (e.g. a failing allocator in
     /// tests).
     pub fn with_allocator(raw: impl RawAlloc) -> Heap {
-        let mut shared = Arc::new(HeapShared {
-            id: NEXT_HEAP_ID.fetch_add(1, unmodeled::Ordering::Relaxed),
-            slab: Slab::new(Box::new(raw)),
-            shapes: ShapeTable::new(),
-            roots: Arc::new(RootTable::default()),
-            proto_lock: Mutex::new(()),
-            cells_allocated: AtomicU64::new(0),
-        });
-        let owner: *const HeapShared = Arc::as_ptr(&shared);
-        Arc::get_mut(&mut shared)
-            .expect("fresh Arc is unique")
-            .slab
-            .set_owner(owner.cast());
+        let id = NEXT_HEAP_ID.fetch_add(1, unmodeled::Ordering::Relaxed);
         Heap {
-            shared,
+            shared: HeapShared::new(id, Box::new(raw)),
             stack: MarkStack::default(),
             collections: 0,
             last: CollectStats::default(),

@@ -20,10 +20,12 @@ use crate::seeds::AbClaim;
 
 use super::group::Group;
 
+mod props;
+
 /// The group.
 pub const GROUP: Group = Group {
     name: "objects",
-    about: "gc-object: object churn (independent / shared / cold heaps, peers) per lane count; property-count sweep",
+    about: "gc-object: object churn (independent / shared / cold heaps, peers) per lane count; property-count sweep; property access against HashMap, Vec and boa_gc objects",
     run,
     claims: &[],
     ab_claims: AB_CLAIMS,
@@ -545,6 +547,7 @@ fn run(ctx: &mut Ctx<'_>) -> BenchResult {
         return Ok(());
     }
     properties(ctx)?;
+    props::run(ctx)?;
     churn_single(ctx)?;
     if ctx.sweeps() {
         churn(ctx)?;

@@ -57,6 +57,9 @@ pub(crate) const SIDE_RESTRICTED: u8 = 1 << 0;
 pub(crate) const SIDE_ENTRIES: u8 = 1 << 1;
 /// `side` flag: the named properties are in a dictionary (dictionary mode), not the shape.
 pub(crate) const SIDE_DICT: u8 = 1 << 2;
+/// `side` flag: the object is an array (a copy of `TAG_ARRAY`, set at creation, so that
+/// the fast paths test one byte: `side == 0` is a plain object without side flags).
+pub(crate) const SIDE_ARRAY: u8 = 1 << 3;
 
 const CELL_KIND_OBJECT: u8 = 1;
 
@@ -408,7 +411,9 @@ pub(crate) unsafe fn init_object<'h>(
     // SAFETY: as above.
     unsafe { field!(integrity, AtomicU8).write(AtomicU8::new(0)) };
     // SAFETY: as above.
-    unsafe { field!(side, AtomicU8).write(AtomicU8::new(0)) };
+    let side = if tags & TAG_ARRAY != 0 { SIDE_ARRAY } else { 0 };
+    // SAFETY: as above.
+    unsafe { field!(side, AtomicU8).write(AtomicU8::new(side)) };
     let shape_word = AtomicPtr::new(shape as *const Shape as *mut Shape);
     // SAFETY: as above.
     unsafe { field!(shape, AtomicPtr<Shape>).write(shape_word) };
@@ -453,4 +458,44 @@ pub(crate) unsafe fn init_object<'h>(
     let p = NonNull::new(p).expect("slab cells are non-null");
     // SAFETY: every field was initialized above; alive for `'h` (contract).
     unsafe { Obj::from_cell(p) }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::super::testing::{heap, object, teardown};
+    use super::*;
+    use crate::slab::LocalCache;
+
+    #[test]
+    fn fresh_cells_start_plain_and_arrays_carry_their_flag() {
+        let (h, _c) = heap();
+        let mut cache = LocalCache::default();
+        let o = object(&h, &mut cache, 0);
+        assert_eq!(o.side(), 0);
+        assert!(o.is_extensible_flag());
+        assert_eq!(o.integrity(), 0);
+        assert_eq!(o.storage().is_some(), cfg!(feature = "wide-object"));
+        assert!(!o.has_side_state_raw());
+        assert!(core::ptr::eq(o.shape(), h.shapes.root()));
+        assert!(core::ptr::eq(o.heap(), &*h));
+        assert!(o.proto().is_none());
+        let a = object(&h, &mut cache, TAG_ARRAY);
+        assert_eq!(a.side(), SIDE_ARRAY, "the fast paths see arrays in `side`");
+        assert_eq!(a.tags(), TAG_ARRAY);
+        assert_ne!(a, o);
+        teardown(h, cache);
+    }
+
+    #[test]
+    fn the_lock_byte_is_held_while_locked() {
+        let (h, _c) = heap();
+        let mut cache = LocalCache::default();
+        let o = object(&h, &mut cache, 0);
+        {
+            let _g = o.lock();
+            assert_eq!(o.c().lock.load(Ordering::Relaxed), 1);
+        }
+        assert_eq!(o.c().lock.load(Ordering::Relaxed), 0);
+        teardown(h, cache);
+    }
 }

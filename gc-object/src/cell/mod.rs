@@ -45,8 +45,8 @@ pub use layout::{
 pub(crate) use layout::{
     ObjectCell, SIDE_DICT, SIDE_ENTRIES, SIDE_RESTRICTED, TAG_ARRAY, TAG_FUNCTION, init_object,
 };
+pub(crate) use shape::Shape;
 pub use shape::{HOT_LOOKUPS, LINEAR_LOOKUP_MAX, MAX_SHAPE_KEYS};
-pub(crate) use shape::{Shape, ShapeTable};
 pub(crate) use shared::HeapShared;
 pub use shared::{CollectStats, NativeFn};
 pub(crate) use side::{ColdDraft, PropEntry};
@@ -54,3 +54,64 @@ pub(crate) use trace::{finalize, trace};
 pub(crate) use txn::Locked;
 pub use value::Value;
 pub(crate) use value::{AtomicWord, Word};
+
+/// Helpers for the unit tests of the core: a heap core on a counting allocator, objects
+/// made through the collector's allocation path, and a teardown that frees everything.
+#[cfg(all(test, not(loom)))]
+pub(crate) mod testing {
+    use std::alloc::{GlobalAlloc, Layout, System};
+    use std::ptr::NonNull;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicIsize, Ordering};
+
+    use super::HeapShared;
+    use super::collect::{alloc_object, finalize_all};
+    use super::{Obj, Value};
+    use crate::slab::{LocalCache, RawAlloc};
+
+    /// Counts the blocks its heap holds (chunks and side blocks).
+    #[derive(Clone, Default)]
+    pub(crate) struct Counter(pub(crate) Arc<AtomicIsize>);
+
+    // SAFETY: forwards to `System`.
+    unsafe impl RawAlloc for Counter {
+        fn alloc(&self, layout: Layout) -> Option<NonNull<u8>> {
+            self.0.fetch_add(1, Ordering::Relaxed);
+            // SAFETY: the heap never asks for zero bytes.
+            NonNull::new(unsafe { System.alloc(layout) })
+        }
+        unsafe fn dealloc(&self, ptr: NonNull<u8>, layout: Layout) {
+            self.0.fetch_sub(1, Ordering::Relaxed);
+            // SAFETY: forwarded contract.
+            unsafe { System.dealloc(ptr.as_ptr(), layout) }
+        }
+    }
+
+    impl Counter {
+        pub(crate) fn live(&self) -> isize {
+            self.0.load(Ordering::Relaxed)
+        }
+    }
+
+    /// A heap core on a fresh counter.
+    pub(crate) fn heap() -> (Arc<HeapShared>, Counter) {
+        let c = Counter::default();
+        (HeapShared::new(u64::MAX, Box::new(c.clone())), c)
+    }
+
+    /// A fresh empty object (or array, with `tags`) of `heap`.
+    pub(crate) fn object<'h>(heap: &'h HeapShared, cache: &mut LocalCache, tags: u16) -> Obj<'h> {
+        alloc_object(heap, cache, heap.shapes.root(), None, tags, &[]).expect("cell")
+    }
+
+    /// Frees every object's side state and the chunks.
+    pub(crate) fn teardown(mut heap: Arc<HeapShared>, mut cache: LocalCache) {
+        heap.slab.release_cache(&mut cache);
+        finalize_all(Arc::get_mut(&mut heap).expect("unique"));
+    }
+
+    /// `n` as a value.
+    pub(crate) fn n(x: u32) -> Value<'static> {
+        Value::from(x)
+    }
+}

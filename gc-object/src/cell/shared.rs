@@ -31,6 +31,25 @@ pub(crate) struct HeapShared {
 }
 
 impl HeapShared {
+    /// A new heap core on `raw`, its chunks owned by it (the `Arc` is never cloned: its
+    /// address is the owner every chunk names).
+    pub(crate) fn new(id: u64, raw: Box<dyn RawAlloc>) -> Arc<HeapShared> {
+        let mut shared = Arc::new(HeapShared {
+            id,
+            slab: Slab::new(raw),
+            shapes: ShapeTable::new(),
+            roots: Arc::new(RootTable::default()),
+            proto_lock: Mutex::new(()),
+            cells_allocated: AtomicU64::new(0),
+        });
+        let owner: *const HeapShared = Arc::as_ptr(&shared);
+        Arc::get_mut(&mut shared)
+            .expect("fresh Arc is unique")
+            .slab
+            .set_owner(owner.cast());
+        shared
+    }
+
     pub(crate) fn raw(&self) -> &dyn RawAlloc {
         self.slab.raw()
     }

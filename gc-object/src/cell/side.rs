@@ -257,3 +257,32 @@ impl<'h> Elements<'h> {
         (!w.is_hole()).then(|| unsafe { Value::from_word(w) })
     }
 }
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::super::testing::Counter;
+    use super::*;
+
+    #[test]
+    fn blocks_round_trip_through_the_allocator() {
+        let c = Counter::default();
+        let b = alloc_block(&c, BLOCK_SLOTS, 8, 5).unwrap();
+        // SAFETY: a live block.
+        let head = unsafe { b.as_ref() };
+        assert_eq!(
+            (head.kind, head.cap, head.bytes),
+            (BLOCK_SLOTS, 5, BLOCK_HEAD + 40)
+        );
+        assert_eq!(block_items::<u64>(b) as usize % BLOCK_ALIGN, 0);
+        assert_eq!(c.live(), 1);
+        // SAFETY: never published.
+        unsafe { free_block(&c, b) };
+        assert_eq!(c.live(), 0);
+        // Size overflow is an allocation failure, with nothing allocated.
+        assert!(matches!(
+            alloc_block(&c, BLOCK_SLOTS, usize::MAX, 2),
+            Err(Error::OutOfMemory)
+        ));
+        assert_eq!(c.live(), 0);
+    }
+}

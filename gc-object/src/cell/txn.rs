@@ -467,3 +467,61 @@ impl Drop for Txn<'_, '_> {
         }
     }
 }
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::super::testing::{heap, n, object, teardown};
+    use super::*;
+    use crate::slab::LocalCache;
+
+    const WRAPPER: isize = if cfg!(feature = "wide-object") { 0 } else { 1 };
+
+    #[test]
+    fn an_uncommitted_transaction_changes_and_keeps_nothing() {
+        let (h, c) = heap();
+        let mut cache = LocalCache::default();
+        let o = object(&h, &mut cache, 0);
+        let base = c.live();
+        {
+            let g = o.lock();
+            let mut t = g.txn(h.raw());
+            t.slots(INLINE_SLOTS as u32 + 3).unwrap();
+            t.elements(4).unwrap();
+            t.dict_room(true).unwrap();
+            t.cold(&ColdDraft::empty()).unwrap();
+            assert_eq!(c.live(), base + 4);
+        }
+        assert_eq!(c.live(), base);
+        assert!(!o.has_side_state_raw());
+        teardown(h, cache);
+        assert_eq!(c.live(), 0);
+    }
+
+    #[test]
+    fn commit_publishes_and_retires_what_it_replaces() {
+        let (h, c) = heap();
+        let mut cache = LocalCache::default();
+        let o = object(&h, &mut cache, 0);
+        let base = c.live();
+        let g = o.lock();
+        g.ensure_slots(h.raw(), INLINE_SLOTS as u32 + 1).unwrap();
+        assert_eq!(c.live(), base + WRAPPER + 1);
+        g.store_slot(INLINE_SLOTS as u32, n(3));
+        // Growing copies the slots into a new block; the old one waits for the collector.
+        g.ensure_slots(h.raw(), INLINE_SLOTS as u32 + 10).unwrap();
+        assert_eq!(c.live(), base + WRAPPER + 2);
+        let s = o.storage().unwrap();
+        // SAFETY: the lock is held.
+        assert!(!s.retired.with(|p| unsafe { *p }).is_null());
+        assert_eq!(o.slot(INLINE_SLOTS as u32), n(3));
+        g.store_slot(INLINE_SLOTS as u32 + 9, n(9));
+        assert_eq!(o.slot(INLINE_SLOTS as u32 + 9), n(9));
+        drop(g);
+        teardown(h, cache);
+        assert_eq!(
+            c.live(),
+            0,
+            "finalization freed the blocks, retired ones included"
+        );
+    }
+}

@@ -1,6 +1,6 @@
 //! Property-access site caches.
 
-use crate::cell::{Obj, TAG_ARRAY, Value};
+use crate::cell::{Obj, Value};
 use crate::error::Error;
 use crate::key::PropertyKey;
 
@@ -58,7 +58,8 @@ impl<'h> Obj<'h> {
     /// Same result as `get(cache.key())` in every case.
     #[inline(always)]
     pub fn get_cached(self, cache: &PropertyCache) -> Result<Value<'h>, Error> {
-        if self.side() == 0 && self.tags() & TAG_ARRAY == 0 {
+        // (`side == 0`: not an array, not restricted, no attribute entries, shape mode.)
+        if self.side() == 0 {
             let shape = self.shape();
             if shape.id() == cache.shape_id.get() {
                 return Ok(self.slot(cache.slot.get()));

@@ -8,8 +8,7 @@ pub use array::{DENSE_ALWAYS, DENSE_SPREAD};
 pub use cache::PropertyCache;
 
 use crate::cell::{
-    ColdDraft, Locked, NativeFn, Obj, PropEntry, SIDE_ENTRIES, SIDE_RESTRICTED, TAG_ARRAY,
-    TAG_FUNCTION, Value,
+    ColdDraft, Locked, NativeFn, Obj, PropEntry, SIDE_ENTRIES, SIDE_RESTRICTED, TAG_FUNCTION, Value,
 };
 use crate::error::Error;
 use crate::key::{Key, PropertyKey, length_key};
@@ -243,7 +242,6 @@ impl<'h> Obj<'h> {
         // restricted, no attribute or accessor entries) is a shape lookup and one load.
         if let PropertyKey::Name(k) = key
             && self.side() == 0
-            && self.tags() & TAG_ARRAY == 0
             && let Some(slot) = self.shape().lookup(k)
         {
             return Ok(self.slot(slot));
@@ -251,6 +249,7 @@ impl<'h> Obj<'h> {
         self.get_slow(key)
     }
 
+    #[cold]
     #[inline(never)]
     pub(super) fn get_slow(self, key: PropertyKey) -> Result<Value<'h>, Error> {
         let key = key.canonical();
@@ -326,7 +325,6 @@ impl<'h> Obj<'h> {
             && !value.word.is_object()
             && self.side() == 0
             && self.integrity() == 0
-            && self.tags() & TAG_ARRAY == 0
         {
             let shape = self.shape();
             if let Some(slot) = shape.lookup(k) {
@@ -345,16 +343,8 @@ impl<'h> Obj<'h> {
         let key = key.canonical();
         self.check_thread()?;
         self.check_value(value)?;
-        if self.find_own(key).is_none()
-            && let Some(f) = self.inherited(key)?
-        {
-            if f.attrs & ACCESSOR != 0 {
-                return call_setter(f, key, self, value);
-            }
-            if f.attrs & W == 0 {
-                return Err(Error::NotWritable(key));
-            }
-        }
+        // One search under the lock; the prototype chain is read (lock-free) only when the
+        // key is not an own property.
         let g = self.lock();
         match self.find_own(key) {
             Some(f) if f.attrs & ACCESSOR != 0 => {
@@ -363,7 +353,18 @@ impl<'h> Obj<'h> {
             }
             Some(f) if f.attrs & W == 0 => Err(Error::NotWritable(key)),
             Some(f) => write_found(&g, f, key, value),
-            None => add_own(&g, key, value),
+            None => {
+                if let Some(f) = self.inherited(key)? {
+                    if f.attrs & ACCESSOR != 0 {
+                        drop(g);
+                        return call_setter(f, key, self, value);
+                    }
+                    if f.attrs & W == 0 {
+                        return Err(Error::NotWritable(key));
+                    }
+                }
+                add_own(&g, key, value)
+            }
         }
     }
 
