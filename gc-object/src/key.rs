@@ -44,11 +44,13 @@ impl Key {
             if let Some(&id) = i.ids.get(name) {
                 return Key(id);
             }
-            // `u32::MAX` is never an id: dictionaries use it to mark a deleted entry.
-            let id = u32::try_from(i.names.len())
+            // Below `INDEX_LIKE - 1`, so that no tagged id is `u32::MAX`, which
+            // dictionaries use to mark a deleted entry.
+            let n = u32::try_from(i.names.len())
                 .ok()
-                .filter(|&id| id < u32::MAX)
-                .expect("gc-object: more than 2^32 - 1 interned names");
+                .filter(|&n| n < INDEX_LIKE - 1)
+                .expect("gc-object: more than 2^31 - 1 interned names");
+            let id = if index_like(name) { n | INDEX_LIKE } else { n };
             // Interned names are immortal by design: the leak is the intern table.
             let leaked: &'static str = Box::leak(name.to_owned().into_boxed_str());
             i.names.push(leaked);
@@ -59,7 +61,14 @@ impl Key {
 
     /// The interned text.
     pub fn as_str(self) -> &'static str {
-        with_interner(|i| i.names[self.0 as usize])
+        with_interner(|i| i.names[(self.0 & !INDEX_LIKE) as usize])
+    }
+
+    /// Is the text a canonical array index (`"0"`, `"17"`)? Known without the intern
+    /// table's lock: the bit is part of the id.
+    #[inline]
+    pub(crate) fn is_index_like(self) -> bool {
+        self.0 & INDEX_LIKE != 0
     }
 
     pub(crate) fn id(self) -> u32 {
@@ -74,8 +83,23 @@ impl Key {
 
     /// Rebuilds a key from an id found in a value word; `None` if no such name exists.
     pub(crate) fn from_id(id: u32) -> Option<Key> {
-        with_interner(|i| ((id as usize) < i.names.len()).then_some(Key(id)))
+        with_interner(|i| {
+            let name = i.names.get((id & !INDEX_LIKE) as usize)?;
+            (i.ids.get(name) == Some(&id)).then_some(Key(id))
+        })
     }
+}
+
+/// Id bit of a name whose text is a canonical array index (such a name is the index in
+/// every object operation: [`PropertyKey::canonical`]).
+const INDEX_LIKE: u32 = 1 << 31;
+
+/// Would `text` parse as an array index?
+fn index_like(text: &str) -> bool {
+    !text.is_empty()
+        && text.bytes().all(|b| b.is_ascii_digit())
+        && (text == "0" || !text.starts_with('0'))
+        && text.parse::<u32>().is_ok_and(|i| i <= MAX_ARRAY_INDEX)
 }
 
 impl fmt::Debug for Key {
@@ -106,14 +130,8 @@ impl PropertyKey {
     /// The canonical key for `text`: canonical array indices ("0", "17", not "017") become
     /// [`PropertyKey::Index`], everything else an interned name.
     pub fn parse(text: &str) -> PropertyKey {
-        let canonical = !text.is_empty()
-            && text.bytes().all(|b| b.is_ascii_digit())
-            && (text == "0" || !text.starts_with('0'));
-        if canonical
-            && let Ok(i) = text.parse::<u32>()
-            && i <= MAX_ARRAY_INDEX
-        {
-            return PropertyKey::Index(i);
+        if index_like(text) {
+            return PropertyKey::Index(text.parse().expect("checked by index_like"));
         }
         PropertyKey::Name(Key::new(text))
     }
@@ -125,14 +143,7 @@ impl PropertyKey {
     #[inline]
     pub fn canonical(self) -> PropertyKey {
         match self {
-            PropertyKey::Name(k)
-                if k.as_str()
-                    .as_bytes()
-                    .first()
-                    .is_some_and(u8::is_ascii_digit) =>
-            {
-                PropertyKey::parse(k.as_str())
-            }
+            PropertyKey::Name(k) if k.is_index_like() => PropertyKey::parse(k.as_str()),
             other => other,
         }
     }
@@ -203,5 +214,16 @@ mod tests {
             PropertyKey::Index(MAX_ARRAY_INDEX)
         );
         assert!(matches!(PropertyKey::parse("-1"), PropertyKey::Name(_)));
+        // Index-like names are known by their id, and canonicalise to the index.
+        assert!(Key::new("42").is_index_like());
+        assert!(!Key::new("042").is_index_like() && !Key::new("4294967295").is_index_like());
+        assert_eq!(
+            PropertyKey::Name(Key::new("42")).canonical(),
+            PropertyKey::Index(42)
+        );
+        assert_eq!(Key::new("42").as_str(), "42");
+        let k = Key::new("x42");
+        assert_eq!(Key::from_id(k.id()), Some(k));
+        assert_eq!(Key::from_id(k.id() | INDEX_LIKE), None);
     }
 }

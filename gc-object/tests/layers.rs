@@ -110,7 +110,12 @@ fn every_layer_imports_only_the_layers_below_it() {
     let mut bad = Vec::new();
     for f in &files {
         let rel = f.strip_prefix(&src).unwrap();
-        let first = rel.components().next().unwrap().as_os_str().to_string_lossy();
+        let first = rel
+            .components()
+            .next()
+            .unwrap()
+            .as_os_str()
+            .to_string_lossy();
         let top = first.trim_end_matches(".rs").to_owned();
         let text: String = std::fs::read_to_string(f)
             .unwrap()
@@ -133,13 +138,19 @@ fn every_layer_imports_only_the_layers_below_it() {
         }
     }
     assert!(checked > 20, "the reader found only {checked} crate paths");
-    assert!(bad.is_empty(), "imports against the layering:\n{}", bad.join("\n"));
+    assert!(
+        bad.is_empty(),
+        "imports against the layering:\n{}",
+        bad.join("\n")
+    );
 }
 
 #[test]
 fn the_reader_sees_paths_groups_and_root_items_and_skips_comments() {
     assert_eq!(
-        crate_targets(&code("use crate::{cell::Obj, error::Error}; let x = crate::Heap::new(); // crate::object")),
+        crate_targets(&code(
+            "use crate::{cell::Obj, error::Error}; let x = crate::Heap::new(); // crate::object"
+        )),
         vec!["cell", "error", "Heap"]
     );
     assert_eq!(top_of("Heap"), "lib");

@@ -473,25 +473,32 @@ impl<'h> Obj<'h> {
                 // A delete moves a shape-mode object to dictionary mode (slots are never
                 // reused in shape mode, where readers trust a shape's slot), with the
                 // attribute entry gone in the same transaction.
-                let mut t = g.txn(self.heap().raw());
                 let convert = !self.is_dictionary();
-                if convert {
-                    t.prepare_dictionary()?;
-                }
-                let cold = f.entry.is_some().then(|| {
-                    let mut d = draft_of(self);
-                    d.entries.retain(|x| x.key != key);
-                    d
-                });
-                if let Some(d) = &cold {
-                    t.cold(d)?;
-                }
-                t.commit()?;
-                if convert {
-                    g.enter_dictionary(self.heap().shapes.dict());
+                if convert || f.entry.is_some() {
+                    let mut t = g.txn(self.heap().raw());
+                    if convert {
+                        t.prepare_dictionary()?;
+                    }
+                    let cold = f.entry.is_some().then(|| {
+                        let mut d = draft_of(self);
+                        d.entries.retain(|x| x.key != key);
+                        d
+                    });
+                    if let Some(d) = &cold {
+                        t.cold(d)?;
+                    }
+                    t.commit()?;
+                    if convert {
+                        g.enter_dictionary(self.heap().shapes.dict());
+                    }
                 }
                 let d = self.names().expect("dictionary mode");
-                d.remove_locked(d.find_locked(k.id()).expect("the key is there"));
+                // A dictionary position found under the lock is still valid.
+                let pos = match f.loc {
+                    Loc::Dict(pos, _) => pos,
+                    _ => d.find_locked(k.id()).expect("the key is there"),
+                };
+                d.remove_locked(pos);
             }
             PropertyKey::Index(i) => {
                 if f.entry.is_some() {
