@@ -100,7 +100,12 @@ fn two_thousand_keys_cost_at_most_twice_a_hashmap() {
         after_gc as f64 / map as f64
     );
     assert!(after_gc <= 2 * map, "{after_gc} B vs HashMap {map} B");
-    assert!(built <= 2 * map, "{built} B vs HashMap {map} B");
+    // Right after the build the replaced blocks and the shapes of the first
+    // MAX_SHAPE_KEYS keys are still there: within the bound at 2,000 keys, not at the
+    // 200 that Miri runs.
+    if !cfg!(miri) {
+        assert!(built <= 2 * map, "{built} B vs HashMap {map} B");
+    }
     // The object left shape mode at MAX_SHAPE_KEYS: its path has that many shapes.
     assert!(shapes <= MAX_SHAPE_KEYS + 2, "{shapes} shapes");
 }
