@@ -129,6 +129,8 @@ mod layout_proofs {
     use static_assertions::const_assert;
     // The "before" layout: side state inline, the cell no longer fits 128 bytes.
     const_assert!(CELL_BYTES > 128 && CELL_BYTES <= 256);
+    #[cfg(target_pointer_width = "64")]
+    const_assert!(CELL_BYTES == 176);
     const_assert!(OBJECT_CLASS_BYTES == 256);
 }
 
@@ -141,6 +143,8 @@ mod side_proofs {
     const_assert!(matches!(class_of(COLD_STATE_BYTES), Some(c) if SIZE_CLASSES[c] <= 256));
     #[cfg(target_pointer_width = "64")]
     const_assert!(STORAGE_STATE_BYTES == 56);
+    #[cfg(target_pointer_width = "64")]
+    const_assert!(COLD_STATE_BYTES == 56);
     const_assert!(class_of(STORAGE_STATE_BYTES).is_some());
 }
 
