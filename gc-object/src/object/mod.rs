@@ -8,7 +8,8 @@ pub use array::{DENSE_ALWAYS, DENSE_SPREAD};
 pub use cache::PropertyCache;
 
 use crate::cell::{
-    ColdDraft, Locked, NativeFn, Obj, PropEntry, SIDE_ENTRIES, SIDE_RESTRICTED, TAG_FUNCTION, Value,
+    ColdDraft, Locked, NativeFn, Obj, PropEntry, SIDE_DICT, SIDE_ENTRIES, SIDE_RESTRICTED,
+    TAG_FUNCTION, Value,
 };
 use crate::error::Error;
 use crate::key::{Key, PropertyKey, length_key};
@@ -240,6 +241,7 @@ impl<'h> Obj<'h> {
         let key = key.into();
         // Fast path: an own named data property of an object without side flags (not
         // restricted, no attribute or accessor entries) is a shape lookup and one load.
+        // (Dictionary mode has its own fast path at the start of `get_slow`.)
         if let PropertyKey::Name(k) = key
             && self.side() == 0
             && let Some(slot) = self.shape().lookup(k)
@@ -252,6 +254,15 @@ impl<'h> Obj<'h> {
     #[cold]
     #[inline(never)]
     pub(super) fn get_slow(self, key: PropertyKey) -> Result<Value<'h>, Error> {
+        // Dictionary mode and no other flag: a dictionary probe (the flag is published
+        // after the dictionary, which holds every named property from then on).
+        if let PropertyKey::Name(k) = key
+            && self.side() == SIDE_DICT
+            && let Some(d) = self.names()
+            && let Some((_, v)) = d.get(k.id())
+        {
+            return Ok(v);
+        }
         let key = key.canonical();
         self.check_thread()?;
         let mut o = self;
@@ -323,19 +334,45 @@ impl<'h> Obj<'h> {
         // change, store.
         if let PropertyKey::Name(k) = key
             && !value.word.is_object()
-            && self.side() == 0
             && self.integrity() == 0
         {
-            let shape = self.shape();
-            if let Some(slot) = shape.lookup(k) {
-                let g = self.lock();
-                if core::ptr::eq(self.shape(), shape) && self.side() == 0 && self.integrity() == 0 {
-                    g.store_slot(slot, value);
-                    return Ok(());
+            let side = self.side();
+            if side == 0 {
+                let shape = self.shape();
+                if let Some(slot) = shape.lookup(k) {
+                    let g = self.lock();
+                    if core::ptr::eq(self.shape(), shape)
+                        && self.side() == 0
+                        && self.integrity() == 0
+                    {
+                        g.store_slot(slot, value);
+                        return Ok(());
+                    }
                 }
+            } else if side == SIDE_DICT && self.set_dict(k, value) {
+                return Ok(());
             }
         }
         self.set_slow(key, value)
+    }
+
+    /// `set` of an existing name on a dictionary-mode object without other side flags or
+    /// integrity level (a writable data property): lock, probe, store. `false`: not that
+    /// case, take the slow path.
+    #[inline(never)]
+    fn set_dict(self, k: Key, value: Value<'h>) -> bool {
+        let _g = self.lock();
+        if self.side() != SIDE_DICT || self.integrity() != 0 {
+            return false;
+        }
+        let Some(d) = self.names() else { return false };
+        match d.find_locked(k.id()) {
+            Some(pos) => {
+                d.set_locked(pos, value);
+                true
+            }
+            None => false,
+        }
     }
 
     #[inline(never)]
