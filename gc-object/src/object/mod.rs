@@ -349,30 +349,34 @@ impl<'h> Obj<'h> {
                         return Ok(());
                     }
                 }
-            } else if side == SIDE_DICT && self.set_dict(k, value) {
-                return Ok(());
+            } else if side == SIDE_DICT && !k.is_index_like() {
+                return self.set_dict(k, value);
             }
         }
         self.set_slow(key, value)
     }
 
-    /// `set` of an existing name on a dictionary-mode object without other side flags or
-    /// integrity level (a writable data property): lock, probe, store. `false`: not that
-    /// case, take the slow path.
+    /// `set` of a name (not index-like, value not an object) on a dictionary-mode object
+    /// without other side flags or integrity level: lock, one probe, then a store or
+    /// (absent) the add.
     #[inline(never)]
-    fn set_dict(self, k: Key, value: Value<'h>) -> bool {
-        let _g = self.lock();
-        if self.side() != SIDE_DICT || self.integrity() != 0 {
-            return false;
+    fn set_dict(self, k: Key, value: Value<'h>) -> Result<(), Error> {
+        let g = self.lock();
+        if self.side() == SIDE_DICT
+            && self.integrity() == 0
+            && let Some(d) = self.names()
+        {
+            return match d.find_locked(k.id()) {
+                // A data property with default attributes (no entries, not frozen).
+                Some(pos) => {
+                    d.set_locked(pos, value);
+                    Ok(())
+                }
+                None => self.set_absent(g, PropertyKey::Name(k), value),
+            };
         }
-        let Some(d) = self.names() else { return false };
-        match d.find_locked(k.id()) {
-            Some(pos) => {
-                d.set_locked(pos, value);
-                true
-            }
-            None => false,
-        }
+        drop(g);
+        self.set_slow(PropertyKey::Name(k), value)
     }
 
     #[inline(never)]
@@ -390,19 +394,23 @@ impl<'h> Obj<'h> {
             }
             Some(f) if f.attrs & W == 0 => Err(Error::NotWritable(key)),
             Some(f) => write_found(&g, f, key, value),
-            None => {
-                if let Some(f) = self.inherited(key)? {
-                    if f.attrs & ACCESSOR != 0 {
-                        drop(g);
-                        return call_setter(f, key, self, value);
-                    }
-                    if f.attrs & W == 0 {
-                        return Err(Error::NotWritable(key));
-                    }
-                }
-                add_own(&g, key, value)
+            None => self.set_absent(g, key, value),
+        }
+    }
+
+    /// `set` of a key that is not an own property (lock held, key canonical, value
+    /// checked): an inherited setter or read-only property decides, else an add.
+    fn set_absent(self, g: Locked<'h>, key: PropertyKey, value: Value<'h>) -> Result<(), Error> {
+        if let Some(f) = self.inherited(key)? {
+            if f.attrs & ACCESSOR != 0 {
+                drop(g);
+                return call_setter(f, key, self, value);
+            }
+            if f.attrs & W == 0 {
+                return Err(Error::NotWritable(key));
             }
         }
+        add_own(&g, key, value)
     }
 
     /// The first property `key` up the prototype chain (not this object's own).
