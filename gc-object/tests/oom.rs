@@ -346,6 +346,23 @@ fn named<'h>(m: &mut Mutator<'h>, count: usize) -> Obj<'h> {
     o
 }
 
+/// A dictionary-mode object: a delete moves 3 keys into a table of 8 (`[-, k1, k2]`).
+fn dict<'h>(m: &mut Mutator<'h>) -> Obj<'h> {
+    let o = named(m, 3);
+    o.delete("k0").unwrap();
+    o
+}
+
+/// A full dictionary: 5 more keys make 7 live entries of 8, so the next key needs a bigger
+/// table (no compaction can make room).
+fn small_dict<'h>(m: &mut Mutator<'h>) -> Obj<'h> {
+    let o = dict(m);
+    for i in 0..5 {
+        o.set(format!("x{i}").as_str(), n(1.0)).unwrap();
+    }
+    o
+}
+
 #[test]
 fn dictionary_mode() {
     let fails = inject(
@@ -361,12 +378,9 @@ fn dictionary_mode() {
         |_, o| o.set("one-more", n(2.0)),
     );
     assert_eq!(fails, 1);
-    // 64 keys moved into a table of 128; the 129th key needs a bigger one.
-    let fails = inject(
-        "dictionary growth",
-        |m| named(m, 128),
-        |_, o| o.set("grow", n(2.0)),
-    );
+    let fails = inject("dictionary growth", small_dict, |_, o| {
+        o.set("grow", n(2.0))
+    });
     assert_eq!(fails, 1);
     let ro = Property::Data {
         value: n(5.0),
@@ -374,17 +388,15 @@ fn dictionary_mode() {
         enumerable: false,
         configurable: true,
     };
-    let fails = inject(
-        "dictionary define with attributes",
-        |m| named(m, 100),
-        move |_, o| o.define("attr", ro),
-    );
+    let fails = inject("dictionary define with attributes", dict, move |_, o| {
+        o.define("attr", ro)
+    });
     // entries block, cold state
     assert_eq!(fails, 2);
     inject(
         "dictionary delete with entry",
-        |m| {
-            let o = named(m, 100);
+        move |m| {
+            let o = dict(m);
             o.define("attr", ro).unwrap();
             o
         },
