@@ -8,8 +8,12 @@
 //! - Writers (every mutation: property writes, adds, deletes, attribute changes, first
 //!   installation of side state) hold the object's one-byte lock. A writer fills a new
 //!   block completely, then publishes it with a release store; a new shape is published
-//!   after the blocks it needs. Blocks only grow, slots are never reused, so a reader that
-//!   saw a shape always finds its slot.
+//!   after the blocks it needs. In shape mode slot blocks only grow and slots are never
+//!   reused, so a reader that saw a shape always finds its slot. A delete (or more than
+//!   `MAX_SHAPE_KEYS` keys) moves the object to dictionary mode: the dictionary is
+//!   published first, then the flag, then the dictionary shape; the old slots keep their
+//!   values for readers of the old shape until the next collection. Dictionaries reuse
+//!   their entries, so their readers validate with a sequence lock (`dict`).
 //! - Replaced blocks are not freed while mutators may still read them: they go on the
 //!   object's retired list and are freed by the collector (which has exclusive access) or
 //!   by the object's finalizer.
@@ -17,8 +21,9 @@
 //!   read (not by readers, not by tracing) and may hold a stale word of the cell's previous
 //!   occupant (or zero: fresh chunks are zeroed, so every word is initialized). A slot
 //!   enters the shape only by an add, which stores the slot before it publishes the new
-//!   shape, and `slot_count` never decreases (deletes keep it), so every slot a reader or
-//!   the tracer can reach was written for this object.
+//!   shape, and an object's `slot_count` never decreases while it is in shape mode (deletes
+//!   leave shape mode), so every slot a reader or the tracer can reach was written for this
+//!   object.
 //!
 //! Files: `layout` (the cell, its proofs, the `Obj` handle and its lock), `side` (the lazily
 //! installed storage state and its blocks), `txn` (locked writes and side-state
