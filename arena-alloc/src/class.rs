@@ -64,7 +64,7 @@ pub const fn class_of(size: usize) -> usize {
     }
 }
 
-/// Largest size [`class_of_lut`] serves: sizes up to here take a table lookup instead of
+/// Largest size `class_of_lut` serves: sizes up to here take a table lookup instead of
 /// the arithmetic of [`class_of`] (every class up to it is a multiple of 16).
 pub const LUT_MAX: usize = 1024;
 
