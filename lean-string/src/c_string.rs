@@ -433,7 +433,7 @@ impl LeanCString {
         edit::try_split_off(&mut self.repr, at).map(|repr| Self { repr })
     }
 
-    #[cfg(test)]
+    #[cfg(all(test, not(loom)))]
     pub(crate) fn repr(&self) -> &CRepr {
         &self.repr
     }

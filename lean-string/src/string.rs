@@ -631,7 +631,7 @@ impl<L: HeaderPolicy> LeanStringWith<L> {
         self.repr.storage_for_zeroing()
     }
 
-    #[cfg(test)]
+    #[cfg(all(test, not(loom)))]
     pub(crate) fn repr(&self) -> &Repr<L> {
         &self.repr
     }

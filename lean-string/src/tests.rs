@@ -6,7 +6,9 @@ use crate::repr::Mutable;
 use crate::repr::Shared;
 use crate::repr::heap::{self, MAX_REFCOUNT};
 use crate::sync::Ordering;
-use crate::{LeanCString, LeanStr, LeanString, WideLeanString};
+#[cfg(not(loom))]
+use crate::{LeanCString, WideLeanString};
+use crate::{LeanStr, LeanString};
 
 const LONG: &str = "a heap string longer than the inline capacity";
 

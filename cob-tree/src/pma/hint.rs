@@ -153,12 +153,14 @@ impl Drop for Lines {
 }
 
 /// The transparent huge page size on x86-64 Linux.
+#[cfg(not(loom))]
 const HUGE_PAGE: usize = 2 << 20;
 
 /// Only arrays of at least 32 MiB are advised: the advice stays on the address range
 /// after the array is freed, and glibc's `malloc` serves anything this large with its own
 /// `mmap` (its threshold never rises above 32 MiB on 64-bit), which `free` unmaps, so the
 /// advice cannot leak onto memory the allocator later hands to someone else.
+#[cfg(not(loom))]
 const ADVISE_MIN: usize = 32 << 20;
 
 /// Asks Linux to back the whole 2 MiB pages inside `len` bytes at `p` with huge pages

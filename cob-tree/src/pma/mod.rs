@@ -54,6 +54,7 @@ pub const CACHE_LINE: usize = 64;
 
 const WORDS_PER_LINE: usize = CACHE_LINE / 8;
 
+#[cfg(not(loom))]
 #[repr(C, align(64))]
 pub(crate) struct Line([AtomicU64; WORDS_PER_LINE]);
 
