@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Runs every example of every crate (each checks its own answers and exits non-zero on a
+# wrong one), with small arguments so the step stays short. An example under
+# <crate>/examples/ that this script does not know fails the step: add its arguments here.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+declare -A args=(
+  [lean-string/tour]=""
+  [gc-object/linked_list]=""
+  [cob-tree/quick]="20000"
+  [cob-tree/index_layouts]="10"
+  [arena-alloc/size_classes]=""
+  [arena-alloc/stress]="200"
+  [arena-alloc/alloc_bench]="pair16 100000 arena|malloc_test 2 20000 arena|malloc_test 2 20000 system"
+)
+status=0
+for f in */examples/*.rs; do
+  crate=${f%%/*}
+  name=$(basename "$f" .rs)
+  key="$crate/$name"
+  if [[ ! -v args[$key] ]]; then
+    echo "examples: $key has no entry in ci/examples.sh" >&2
+    status=1
+    continue
+  fi
+  IFS='|' read -r -a runs <<< "${args[$key]}"
+  [ ${#runs[@]} -gt 0 ] || runs=("")
+  for a in "${runs[@]}"; do
+    echo "== example: $key $a"
+    # shellcheck disable=SC2086 # the arguments are words
+    cargo run -q --release -p "memlayout-$crate" --example "$name" -- $a
+  done
+done
+exit $status
