@@ -1,14 +1,17 @@
 //! The command line: `cargo run --release -p bench-suite -- [OPTIONS]`.
 
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::{Duration, Instant};
 
 use clap::Parser;
 
 use crate::callgrind;
 use crate::groups::{self, Group};
-use crate::measure::{Backend, Ctx, Instrument, Measurement, Settings, parse_threads};
-use crate::report::{self, Machine};
+use crate::measure::{Backend, Ctx, Instrument, Measurement, Plan, Settings, parse_threads};
+use crate::provenance::Provenance;
+use crate::report::{self, Document};
 
 /// Measures the memlayout crates against their "before" layouts and their peers.
 #[derive(Debug, Parser)]
@@ -20,6 +23,10 @@ pub struct Cli {
     /// Longer runs and larger sizes.
     #[arg(long)]
     pub full: bool,
+    /// Samples per timed case (default 7, 21 with --full); also the repetitions of every
+    /// thread sweep point when given.
+    #[arg(long, value_parser = parse_samples, value_name = "N")]
+    pub samples: Option<usize>,
     /// Thread counts for sweeps (comma-separated, each 1-1024).
     #[arg(long, value_delimiter = ',', value_parser = parse_threads, value_name = "N,N,...")]
     pub threads: Option<Vec<usize>>,
@@ -47,6 +54,19 @@ pub struct Cli {
     /// Internal: this process is the child that runs under callgrind.
     #[arg(long, hide = true)]
     pub callgrind_child: bool,
+}
+
+/// Parses `--samples`.
+pub fn parse_samples(s: &str) -> Result<usize, String> {
+    let n: usize = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{s}` is not a sample count (a whole number 1-1000)"))?;
+    if (1..=1000).contains(&n) {
+        Ok(n)
+    } else {
+        Err(format!("sample count {n} is out of range 1-1000"))
+    }
 }
 
 /// The groups `only` names, in report order; an error naming the valid groups if one is
@@ -89,54 +109,160 @@ fn child_args(cli: &Cli, selected: &[Group]) -> Vec<String> {
     a
 }
 
-/// Runs the groups of `cli`, returns every measurement.
-pub fn run(cli: &Cli, selected: &[Group]) -> Result<Vec<Measurement>, String> {
+/// The run's settings from the command line.
+pub fn settings(cli: &Cli) -> Settings {
     let mut settings = Settings::new(cli.full);
     settings.threads = cli.threads.clone();
     settings.filter = cli.filter.clone();
     settings.sweeps_only = cli.sweeps_only;
+    if let Some(n) = cli.samples {
+        settings.samples = n;
+        settings.samples_set = true;
+    }
     settings.instruments = cli
         .instrument
         .iter()
         .copied()
         .filter(|i| *i != Instrument::Instructions)
         .collect();
-    let mut results = Vec::new();
+    settings
+}
+
+/// The counting pass: every group runs with [`Backend::Count`], measuring nothing, so the
+/// progress bar knows the total and a `--filter` that matches nothing fails before any
+/// work. When only instructions are asked for it counts what the callgrind child runs.
+pub fn plan(settings: &Settings, selected: &[Group]) -> Result<Plan, String> {
+    let mut settings = settings.clone();
+    let mut plan = Plan {
+        native: !settings.instruments.is_empty(),
+        ..Plan::default()
+    };
+    if settings.instruments.is_empty() {
+        settings.instruments = vec![Instrument::Time];
+    }
+    let mut sink = Vec::new();
+    for g in selected {
+        let mut ctx =
+            Ctx::new(&settings, g.name, &mut sink, None).with_backend(Backend::Count(&mut plan));
+        (g.run)(&mut ctx).map_err(|e| format!("group `{}` failed: {e}", g.name))?;
+    }
+    Ok(plan)
+}
+
+/// The error for a `--filter` that selects no case: the groups and a few case names.
+pub fn nothing_selected(cli: &Cli, plan: &Plan) -> String {
+    let mut msg = format!(
+        "--filter {:?} matches no case{}; cases are named `operation / implementation / \
+         param=value`, for example:",
+        cli.filter.as_deref().unwrap_or(""),
+        if cli.sweeps_only {
+            " of the sweeps (--sweeps-only)"
+        } else {
+            ""
+        }
+    );
+    for (group, _, names) in &plan.groups {
+        msg.push_str(&format!("\n  {group:8} {}", names.join("  |  ")));
+    }
+    msg.push_str(&format!(
+        "\ngroups: {} (--list describes them); nothing was run and no report was written",
+        groups::names().join(", ")
+    ));
+    msg
+}
+
+/// The progress display: a bar over the counted cases with an ETA, or nothing (under
+/// callgrind, whose counted region must not see a ticking thread).
+fn progress_bar(total: Option<usize>) -> indicatif::ProgressBar {
+    let Some(total) = total else {
+        return indicatif::ProgressBar::hidden();
+    };
+    let p = indicatif::ProgressBar::new(total as u64);
+    p.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{spinner} [{elapsed_precise}] {pos}/{len} cases, ETA {eta}: {wide_msg}",
+        )
+        .expect("static template"),
+    );
+    p.enable_steady_tick(Duration::from_millis(200));
+    p
+}
+
+/// What a run produced: every measurement and the groups' notes.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    /// Every measurement.
+    pub results: Vec<Measurement>,
+    /// Per group, the lines it asked to print ([`Ctx::note`]).
+    pub notes: Vec<(String, Vec<String>)>,
+}
+
+/// Runs the groups of `cli`; `total` is the counting pass's case count (the progress bar's
+/// length; `None` hides the bar).
+pub fn run(
+    cli: &Cli,
+    settings: &Settings,
+    selected: &[Group],
+    total: Option<usize>,
+) -> Result<Outcome, String> {
+    let mut out = Outcome::default();
     if cli.instrument.contains(&Instrument::Instructions) && !cli.callgrind_child {
         let work = cli.out.join("callgrind");
         eprintln!("bench-suite: counting instructions under callgrind (slow: about 50x)...");
-        results.extend(callgrind::run(&child_args(cli, selected), &work)?);
+        out.results
+            .extend(callgrind::run(&child_args(cli, selected), &work)?);
         if settings.instruments.is_empty() {
-            return Ok(results);
+            return Ok(out);
         }
     }
-    // The child under callgrind must not run a ticking progress thread: its instructions
-    // would land in the counted region.
-    let progress = if cli.callgrind_child {
-        indicatif::ProgressBar::hidden()
-    } else {
-        let p = indicatif::ProgressBar::new_spinner();
-        p.set_style(
-            indicatif::ProgressStyle::with_template(
-                "{spinner} [{elapsed_precise}] case {pos}: {wide_msg}",
-            )
-            .expect("static template"),
-        );
-        p.enable_steady_tick(std::time::Duration::from_millis(200));
-        p
-    };
-    for g in selected {
-        let mut ctx = Ctx::new(&settings, g.name, &mut results, Some(&progress));
+    let progress = progress_bar(total.filter(|_| !cli.callgrind_child));
+    let lines = !std::io::stdout().is_terminal() && !cli.callgrind_child;
+    for (i, g) in selected.iter().enumerate() {
+        let start = Instant::now();
+        let before = progress.position();
+        let mut ctx = Ctx::new(settings, g.name, &mut out.results, Some(&progress));
         if cli.callgrind_child {
             ctx = ctx.with_backend(Backend::Callgrind);
         }
         (g.run)(&mut ctx).map_err(|e| format!("group `{}` failed: {e}", g.name))?;
+        let notes = ctx.take_notes();
+        out.notes.push((g.name.to_owned(), notes));
+        if lines {
+            let (pos, len) = (progress.position(), progress.length().unwrap_or(0));
+            // Read before `suspend`, which holds the bar's lock.
+            let eta = progress.eta().as_secs_f64();
+            progress.suspend(|| {
+                eprintln!(
+                    "bench-suite: group {} of {}, {}, done: {} cases in {:.0} s ({pos} of {len} cases done, about {:.0} s left)",
+                    i + 1,
+                    selected.len(),
+                    g.name,
+                    pos - before,
+                    start.elapsed().as_secs_f64(),
+                    eta
+                )
+            });
+        }
     }
     progress.finish_and_clear();
-    Ok(results)
+    Ok(out)
 }
 
-/// The binary's entry point.
+/// The runner's global allocator, for the provenance.
+fn allocator() -> String {
+    let env = crate::groups::alloc::select::ENV;
+    match crate::groups::alloc::select::current() {
+        Some(w) => format!(
+            "CountingAlloc over {} ({env}={}); the alloc group's children run each allocator",
+            w.label(),
+            std::env::var(env).unwrap_or_else(|_| "unset".into())
+        ),
+        None => "not bench-suite's Selected (a test or bench harness)".into(),
+    }
+}
+
+/// The binary's entry point. Exit status 2: a bad invocation (unknown group, unwritable
+/// `--out`, a `--filter` that matches nothing), found before any benchmark runs.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     if cli.list {
@@ -177,33 +303,62 @@ pub fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let results = match run(&cli, &selected) {
+    if let Err(e) = report::check_writable(&cli.out) {
+        eprintln!(
+            "bench-suite: --out {}: {e}; nothing was run",
+            cli.out.display()
+        );
+        return ExitCode::from(2);
+    }
+    let settings = settings(&cli);
+    let total = if cli.callgrind_child {
+        None
+    } else {
+        match plan(&settings, &selected) {
+            Ok(p) if p.selected == 0 => {
+                eprintln!("bench-suite: {}", nothing_selected(&cli, &p));
+                return ExitCode::from(2);
+            }
+            Ok(p) => Some(p.selected),
+            Err(e) => {
+                eprintln!("bench-suite: {e}");
+                return ExitCode::FAILURE;
+            }
+        }
+    };
+    let out = match run(&cli, &settings, &selected, total) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("bench-suite: {e}");
             return ExitCode::FAILURE;
         }
     };
-    let machine = Machine::detect();
-    let command = std::env::args().collect::<Vec<_>>().join(" ");
+    let args: Vec<String> = std::env::args().collect();
+    let prov = Provenance::detect(allocator(), &args);
+    let goal_lines = report::goal_lines(&out.results);
     if cli.json {
-        let doc = report::Document {
-            machine: &machine,
-            command: &command,
-            results: &results,
-        };
         println!(
             "{}",
-            serde_json::to_string_pretty(&doc).expect("results serialize")
+            serde_json::to_string_pretty(&Document::new(&prov, &out.results))
+                .expect("results serialize")
         );
     } else {
+        let m = &prov.machine;
         println!(
-            "machine: {} logical CPUs, {}; {} UTC\n",
-            machine.cores, machine.model, machine.date
+            "machine: {} logical CPUs, {}; {}; {}; {} UTC\ncommit {}; {}\n",
+            m.cores, m.model, m.kernel, m.libc, m.date, prov.build.commit, prov.build.rustc
         );
-        print!("{}", report::markdown(&results));
+        if !goal_lines.is_empty() {
+            println!("targets (value [worst] goal: verdict):\n{goal_lines}");
+        }
+        for (group, notes) in &out.notes {
+            if !notes.is_empty() {
+                println!("{group}:\n{}\n", notes.join("\n"));
+            }
+        }
+        print!("{}", report::markdown(&out.results));
     }
-    if let Err(e) = report::write(&cli.out, &machine, &command, &results, &groups::claims()) {
+    if let Err(e) = report::write(&cli.out, &prov, &out.results, &groups::claims()) {
         eprintln!(
             "bench-suite: cannot write the report to {}: {e}",
             cli.out.display()

@@ -7,12 +7,15 @@
 //! global allocator and calls [`cli::main`] (or [`groups::alloc::child`] in a child of the `alloc`
 //! group).
 
+pub mod advice;
 pub mod callgrind;
 pub mod cli;
 pub mod counting;
 pub mod fmt;
+pub mod goal;
 pub mod groups;
 pub mod measure;
 pub mod plot;
+pub mod provenance;
 pub mod report;
 pub mod seeds;

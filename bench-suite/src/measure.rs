@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use crate::counting;
+use crate::goal::Goal;
 
 /// What a measurement measures.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum)]
@@ -44,6 +45,9 @@ pub struct Settings {
     pub instruments: Vec<Instrument>,
     /// Samples per timed case (after one warm-up).
     pub samples: usize,
+    /// Whether `samples` was asked for (`--samples`): then sweeps use it too instead of
+    /// their own defaults ([`Ctx::samples_or`]).
+    pub samples_set: bool,
     /// Each sample repeats the routine until it has run at least this long.
     pub min_sample_time: Duration,
     /// Only cases whose name (`operation / implementation / param=value`) contains this.
@@ -60,6 +64,7 @@ impl Settings {
             threads: None,
             instruments: vec![Instrument::Time, Instrument::Memory],
             samples: if full { 21 } else { 7 },
+            samples_set: false,
             min_sample_time: Duration::from_millis(if full { 20 } else { 4 }),
             filter: None,
             sweeps_only: false,
@@ -79,6 +84,10 @@ pub fn parse_threads(s: &str) -> Result<usize, String> {
         Err(format!("thread count {n} is out of range 1-1024"))
     }
 }
+
+/// A time whose interquartile range exceeds this percentage of its median is marked
+/// noisy in the tables and plots.
+pub const NOISE_PCT: f64 = 10.0;
 
 /// Summary statistics of a set of samples.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -128,6 +137,18 @@ impl Stats {
         samples: 0,
     };
 
+    /// Whether the samples spread more than [`NOISE_PCT`] (interquartile range over the
+    /// median).
+    pub fn noisy(&self) -> bool {
+        self.samples > 1 && self.spread_pct > NOISE_PCT
+    }
+
+    /// The interquartile band as `median ± IQR/2` (what the A/B comparison overlaps).
+    pub fn band(&self) -> (f64, f64) {
+        let half = self.median * self.spread_pct / 200.0;
+        (self.median - half, self.median + half)
+    }
+
     /// A single exact value (counts, bytes): no spread.
     pub fn exact(value: f64) -> Stats {
         Stats {
@@ -175,6 +196,9 @@ pub struct Measurement {
     /// Operations per measured call (kept for instruction counts, which are per call).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ops: Option<u64>,
+    /// The goal of a target row (judged on the median; `max` is the worst case).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub goal: Option<Goal>,
 }
 
 /// What is measured: names a case.
@@ -258,6 +282,41 @@ pub enum Backend<'a> {
     /// As criterion benchmarks (`cargo bench -p bench-suite`): one benchmark group per
     /// operation, `BenchmarkId::new(implementation, param)`.
     Criterion(&'a mut criterion::Criterion),
+    /// Nothing runs: every case is counted into the [`Plan`] (the runner's first pass,
+    /// for the progress total and for a `--filter` that matches nothing).
+    Count(&'a mut Plan),
+}
+
+/// What a counting pass ([`Backend::Count`]) saw.
+#[derive(Debug, Default)]
+pub struct Plan {
+    /// Cases that will run (they pass `--filter` and `--sweeps-only`).
+    pub selected: usize,
+    /// Per group: (name, cases that will run, a few case names whatever the filter).
+    pub groups: Vec<(String, usize, Vec<String>)>,
+    /// Whether the real pass is the native one (sweeps and memory cases run); false when
+    /// it runs under callgrind.
+    pub native: bool,
+}
+
+impl Plan {
+    /// Case names kept per group for an error message.
+    pub const NAMES_PER_GROUP: usize = 3;
+
+    fn see(&mut self, group: &str, case: &Case, runs: bool) {
+        if self.groups.last().is_none_or(|g| g.0 != group) {
+            self.groups.push((group.to_owned(), 0, Vec::new()));
+        }
+        let g = self.groups.last_mut().expect("just pushed");
+        if runs {
+            self.selected += 1;
+            g.1 += 1;
+        }
+        let name = case.to_string();
+        if g.2.len() < Self::NAMES_PER_GROUP && !g.2.contains(&name) {
+            g.2.push(name);
+        }
+    }
 }
 
 impl fmt::Debug for Backend<'_> {
@@ -266,6 +325,7 @@ impl fmt::Debug for Backend<'_> {
             Backend::Native => "Native",
             Backend::Callgrind => "Callgrind",
             Backend::Criterion(_) => "Criterion",
+            Backend::Count(_) => "Count",
         })
     }
 }
@@ -285,6 +345,7 @@ pub struct Ctx<'a> {
     results: &'a mut Vec<Measurement>,
     progress: Option<&'a indicatif::ProgressBar>,
     backend: Backend<'a>,
+    notes: Vec<String>,
 }
 
 impl<'a> Ctx<'a> {
@@ -301,6 +362,7 @@ impl<'a> Ctx<'a> {
             results,
             progress,
             backend: Backend::Native,
+            notes: Vec::new(),
         }
     }
 
@@ -314,7 +376,45 @@ impl<'a> Ctx<'a> {
     /// [`Ctx::record`]) should run: only with the native timer, not under callgrind or
     /// criterion, and only if the time instrument is on.
     pub fn sweeps(&self) -> bool {
-        matches!(self.backend, Backend::Native) && self.wants(Instrument::Time)
+        let on = match &self.backend {
+            Backend::Native => true,
+            Backend::Count(plan) => plan.native,
+            _ => false,
+        };
+        on && self.wants(Instrument::Time)
+    }
+
+    /// Announces one point of a sweep (the progress label names it) and says whether to
+    /// measure it: whether it passes `--filter`; always false in the counting pass, which
+    /// only counts it. Call it once per measured point, right before measuring.
+    pub fn sweep_point(&mut self, case: &Case) -> bool {
+        let selected = self.selected(case);
+        if let Backend::Count(plan) = &mut self.backend {
+            plan.see(&self.group, case, selected);
+            return false;
+        }
+        if selected {
+            self.announce(case);
+        }
+        selected
+    }
+
+    /// Whether this is the counting pass ([`Backend::Count`]): nothing is measured.
+    pub fn counting(&self) -> bool {
+        matches!(self.backend, Backend::Count(_))
+    }
+
+    /// A line for the reader, printed after the run with the group's results (not while
+    /// the progress bar is drawn; dropped in the counting pass).
+    pub fn note(&mut self, line: String) {
+        if !self.counting() {
+            self.notes.push(line);
+        }
+    }
+
+    /// The notes so far ([`Ctx::note`]).
+    pub fn take_notes(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.notes)
     }
 
     /// Does `case` pass the `--filter`?
@@ -343,6 +443,16 @@ impl<'a> Ctx<'a> {
     /// Is `instrument` asked for?
     pub fn wants(&self, instrument: Instrument) -> bool {
         self.settings.instruments.contains(&instrument)
+    }
+
+    /// The samples asked for with `--samples`, or `default` (for sweeps, whose samples
+    /// are longer than a timed case's).
+    pub fn samples_or(&self, default: usize) -> usize {
+        if self.settings.samples_set {
+            self.settings.samples
+        } else {
+            default
+        }
     }
 
     /// The thread counts asked for, or `default`.
@@ -387,7 +497,26 @@ impl<'a> Ctx<'a> {
             stats,
             baseline: case.baseline.clone(),
             ops: None,
+            goal: None,
         });
+    }
+
+    /// Records a target row: `stats.median` is what `goal` is judged on, `stats.max` the
+    /// worst case behind it (a ratio over several lengths: their geometric mean and the
+    /// largest). Returns the verdict (for a line of output).
+    pub fn record_goal(
+        &mut self,
+        case: &Case,
+        metric: &str,
+        instrument: Instrument,
+        stats: Stats,
+        goal: Goal,
+    ) -> crate::goal::Verdict {
+        self.record(case, metric, true, instrument, stats);
+        if let Some(m) = self.results.last_mut() {
+            m.goal = Some(goal);
+        }
+        goal.judge(stats.median, stats.max)
     }
 
     /// Times `routine` on inputs made by `setup` (not timed) and reports nanoseconds per
@@ -413,7 +542,12 @@ impl<'a> Ctx<'a> {
             return Err(BenchError(format!("{case}: the time instrument is off")));
         }
         assert!(ops > 0, "a timed case must do at least one operation");
-        if !self.runs(case) {
+        let runs = self.runs(case);
+        if let Backend::Count(plan) = &mut self.backend {
+            plan.see(&self.group, case, runs);
+            return Ok(Stats::NONE);
+        }
+        if !runs {
             return Ok(Stats::NONE);
         }
         self.announce(case);
@@ -439,6 +573,7 @@ impl<'a> Ctx<'a> {
                 }
                 return Ok(pending);
             }
+            Backend::Count(_) => unreachable!("counted above"),
             Backend::Criterion(c) => {
                 verify(&routine(setup())).map_err(fail)?;
                 let mut group = c.benchmark_group(format!("{}/{}", self.group, case.operation));
@@ -496,7 +631,14 @@ impl<'a> Ctx<'a> {
         build: impl FnOnce() -> T,
         verify: impl FnOnce(&T) -> Result<(), String>,
     ) -> BenchResult<counting::Snapshot> {
-        if !self.runs(case) || !matches!(self.backend, Backend::Native) {
+        let runs = self.runs(case);
+        if let Backend::Count(plan) = &mut self.backend {
+            if plan.native {
+                plan.see(&self.group, case, runs);
+            }
+            return Ok(counting::Snapshot::default());
+        }
+        if !runs || !matches!(self.backend, Backend::Native) {
             return Ok(counting::Snapshot::default());
         }
         if !counting::is_installed() {

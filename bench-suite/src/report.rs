@@ -1,68 +1,16 @@
 //! Turning measurements into Markdown tables, `report.md` and `results.json`.
 
 use std::fmt::Write as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use crate::advice::code;
 use crate::fmt::fmt_value;
-use crate::measure::Measurement;
+use crate::goal::Verdict;
+use crate::measure::{Instrument, Measurement, NOISE_PCT};
+use crate::provenance::{Build, Machine, Provenance};
 use crate::seeds::{AbClaim, Claim};
-
-/// The machine a run was made on.
-#[derive(Clone, Debug, Serialize)]
-pub struct Machine {
-    /// Logical CPUs available to this process.
-    pub cores: usize,
-    /// CPU model from `/proc/cpuinfo` (or `unknown`).
-    pub model: String,
-    /// UTC date and time of the run (`YYYY-MM-DD HH:MM`).
-    pub date: String,
-}
-
-impl Machine {
-    /// Reads the machine's description.
-    pub fn detect() -> Machine {
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let model = std::fs::read_to_string("/proc/cpuinfo")
-            .ok()
-            .and_then(|s| {
-                s.lines()
-                    .find(|l| l.starts_with("model name"))
-                    .and_then(|l| l.split_once(':'))
-                    .map(|(_, m)| m.trim().to_owned())
-            })
-            .unwrap_or_else(|| "unknown".to_owned());
-        let secs = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs());
-        Machine {
-            cores,
-            model,
-            date: utc_date(secs),
-        }
-    }
-}
-
-/// `YYYY-MM-DD HH:MM` (UTC) for Unix time `secs` (days-to-civil conversion).
-pub fn utc_date(secs: u64) -> String {
-    let days = (secs / 86_400) as i64;
-    let rem = secs % 86_400;
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{y:04}-{m:02}-{d:02} {:02}:{:02}",
-        rem / 3600,
-        rem % 3600 / 60
-    )
-}
 
 fn first_seen<T: PartialEq + Clone>(items: impl Iterator<Item = T>) -> Vec<T> {
     let mut out = Vec::new();
@@ -96,8 +44,40 @@ pub fn ratio(all: &[Measurement], m: &Measurement) -> Option<f64> {
     (base.stats.median != 0.0).then(|| m.stats.median / base.stats.median)
 }
 
+/// Whether `m` is a time made of several samples (its cell shows the spread).
+pub fn has_spread(m: &Measurement) -> bool {
+    m.instrument == Instrument::Time && m.stats.samples > 1
+}
+
+/// The marker of a noisy cell.
+pub const NOISY: &str = "⚠";
+
+/// One table cell: the median, its spread (`±IQR%`, with [`NOISY`] above
+/// [`NOISE_PCT`]) for times, and the ratio to the baseline.
+fn cell(all: &[Measurement], m: &Measurement, imp: &str) -> String {
+    let mut c = fmt_value(m.stats.median);
+    if has_spread(m) {
+        let _ = write!(c, " ±{:.0}%", m.stats.spread_pct);
+        if m.stats.noisy() {
+            let _ = write!(c, " {NOISY}");
+        }
+    }
+    if let (true, Some(r)) = (m.baseline.as_deref() != Some(imp), ratio(all, m)) {
+        let _ = write!(c, " ({r:.2}x)");
+    }
+    c
+}
+
+/// How many time rows have a spread, and how many of them are noisy.
+pub fn noise_count(results: &[Measurement]) -> (usize, usize) {
+    let timed: Vec<&Measurement> = results.iter().filter(|m| has_spread(m)).collect();
+    let noisy = timed.iter().filter(|m| m.stats.noisy()).count();
+    (timed.len(), noisy)
+}
+
 /// Markdown tables: one per (group, operation, metric); rows are parameter values,
-/// columns implementations; every cell with a baseline shows the ratio to it.
+/// columns implementations; every cell with a baseline shows the ratio to it, every time
+/// its spread.
 pub fn markdown(results: &[Measurement]) -> String {
     let mut out = String::new();
     for group in first_seen(results.iter().map(|m| m.group.clone())) {
@@ -125,10 +105,15 @@ pub fn markdown(results: &[Measurement]) -> String {
             let baselines = first_seen(rows.iter().filter_map(|m| m.baseline.clone()));
             let _ = write!(out, "### {operation}: {metric} ({better}");
             if !baselines.is_empty() {
-                let _ = write!(out, "; ratio = value / {}", baselines.join(", "));
+                let names: Vec<String> = baselines.iter().map(|b| code(b)).collect();
+                let _ = write!(out, "; ratio = value / {}", names.join(", "));
+            }
+            if rows.iter().any(|m| has_spread(m)) {
+                let _ = write!(out, "; ±: IQR as % of the median");
             }
             let _ = writeln!(out, ")\n");
-            let _ = writeln!(out, "| {param_name} | {} |", imps.join(" | "));
+            let names: Vec<String> = imps.iter().map(|i| code(i)).collect();
+            let _ = writeln!(out, "| {param_name} | {} |", names.join(" | "));
             let _ = writeln!(out, "|---:|{}", "---:|".repeat(imps.len()));
             for p in params {
                 let _ = write!(out, "| {p} |");
@@ -138,14 +123,7 @@ pub fn markdown(results: &[Measurement]) -> String {
                         .find(|m| m.param == p && &m.implementation == imp)
                     {
                         Some(m) => {
-                            let _ = write!(out, " {}", fmt_value(m.stats.median));
-                            if let (true, Some(r)) = (
-                                m.baseline.as_deref() != Some(imp.as_str()),
-                                ratio(results, m),
-                            ) {
-                                let _ = write!(out, " ({r:.2}x)");
-                            }
-                            let _ = write!(out, " |");
+                            let _ = write!(out, " {} |", cell(results, m, imp));
                         }
                         None => {
                             let _ = write!(out, " - |");
@@ -160,54 +138,179 @@ pub fn markdown(results: &[Measurement]) -> String {
     out
 }
 
+/// The rows with a goal, with their verdicts.
+pub fn goals(results: &[Measurement]) -> Vec<(&Measurement, Verdict)> {
+    results
+        .iter()
+        .filter_map(|m| {
+            let g = m.goal?;
+            Some((m, g.judge(m.stats.median, m.stats.max)))
+        })
+        .collect()
+}
+
+/// The Targets table (empty if the run recorded no goal).
+pub fn targets_table(results: &[Measurement]) -> String {
+    let rows = goals(results);
+    if rows.is_empty() {
+        return String::new();
+    }
+    let met = rows.iter().filter(|r| r.1 == Verdict::Met).count();
+    let missed = rows.iter().filter(|r| r.1 == Verdict::Missed).count();
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "## Targets\n\n{met} met, {missed} missed, {} reference points. Each value is a ratio \
+         of medians measured side by side in this run (geometric mean over the lengths it \
+         covers; the worst length beside it); time ratios on a shared machine move by \
+         several percent between runs.\n",
+        rows.len() - met - missed
+    );
+    let _ = writeln!(out, "| group | target | value | worst | goal | verdict |");
+    let _ = writeln!(out, "|---|---|---:|---:|---|---|");
+    for (m, v) in rows {
+        let verdict = match v {
+            Verdict::Met => "met".to_owned(),
+            Verdict::Missed => "**missed**".to_owned(),
+            Verdict::Reference => "reference".to_owned(),
+        };
+        let _ = writeln!(
+            out,
+            "| {} | {} | {:.3} | {:.3} | {} | {verdict} |",
+            m.group,
+            code(&m.implementation),
+            m.stats.median,
+            m.stats.max,
+            m.goal.map(|g| g.to_string()).unwrap_or_default()
+        );
+    }
+    let _ = writeln!(out);
+    out
+}
+
+/// The goal lines for stdout: one per target with its verdict.
+pub fn goal_lines(results: &[Measurement]) -> String {
+    let mut out = String::new();
+    for (m, v) in goals(results) {
+        let _ = writeln!(
+            out,
+            "  {:<70} {:6.3} [{:6.3}]  goal {}: {v}",
+            m.implementation,
+            m.stats.median,
+            m.stats.max,
+            m.goal.map(|g| g.to_string()).unwrap_or_default()
+        );
+    }
+    out
+}
+
 /// The JSON document written to `results.json`.
 #[derive(Debug, Serialize)]
 pub struct Document<'a> {
     /// Where it ran.
     pub machine: &'a Machine,
-    /// The command line.
+    /// How the runner was built.
+    pub build: &'a Build,
+    /// The command line, quoted for a POSIX shell.
     pub command: &'a str,
     /// Every measurement.
     pub results: &'a [Measurement],
 }
 
-/// Writes `report.md` and `results.json` into `dir` (created if missing); `claims` are
-/// the seed figures printed beside ours.
+impl<'a> Document<'a> {
+    /// The document of a run.
+    pub fn new(p: &'a Provenance, results: &'a [Measurement]) -> Self {
+        Document {
+            machine: &p.machine,
+            build: &p.build,
+            command: &p.command,
+            results,
+        }
+    }
+}
+
+/// Checks that `dir` can hold the report (created if missing, a file written and
+/// removed), so that a run fails before measuring rather than after.
+pub fn check_writable(dir: &Path) -> Result<(), String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let probe = dir.join(".bench-suite-write-test");
+    std::fs::write(&probe, b"").map_err(|e| format!("cannot write in {}: {e}", dir.display()))?;
+    std::fs::remove_file(&probe).map_err(|e| format!("{}: {e}", probe.display()))
+}
+
+/// The plot files a run of any group may write into the report folder.
+fn plot_files(dir: &Path) -> Vec<PathBuf> {
+    let known: Vec<&str> = crate::groups::all().iter().map(|g| g.name).collect();
+    std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            let stem = p.file_stem().and_then(|s| s.to_str()).unwrap_or("");
+            p.extension().is_some_and(|x| x == "svg") && known.contains(&stem)
+        })
+        .collect()
+}
+
+/// The provenance lines at the top of `report.md`.
+pub fn provenance_md(p: &Provenance) -> String {
+    let (m, b) = (&p.machine, &p.build);
+    format!(
+        "- command: `{}`\n- commit: {}\n- rustc: {}; {} build; global allocator: {}\n\
+         - machine: {} logical CPUs, {}; {}; {}\n- date: {} UTC\n",
+        p.command,
+        b.commit,
+        b.rustc,
+        b.profile,
+        b.allocator,
+        m.cores,
+        m.model,
+        m.kernel,
+        m.libc,
+        m.date
+    )
+}
+
+/// Writes `report.md`, `results.json` and the plots into `dir` (created if missing), and
+/// removes the plots of groups this run did not plot; `claims` are the seed figures
+/// printed (and plotted) beside ours.
 pub fn write(
     dir: &Path,
-    machine: &Machine,
-    command: &str,
+    prov: &Provenance,
     results: &[Measurement],
     claims: &[Claim],
 ) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
     let mut md = String::new();
     let _ = writeln!(md, "# memlayout bench-suite report\n");
-    let _ = writeln!(md, "- command: `{command}`");
+    md.push_str(&provenance_md(prov));
+    let _ = writeln!(md);
+    md.push_str(&targets_table(results));
+    md.push_str(&crate::advice::section(results));
+    let (timed, noisy) = noise_count(results);
     let _ = writeln!(
         md,
-        "- machine: {} logical CPUs, {}",
-        machine.cores, machine.model
+        "## How to read the tables\n\nTimes are medians over repeated samples, shown as \
+         `median ±IQR%` (the interquartile range as a percentage of the median); {NOISY} \
+         marks a noisy cell, whose spread exceeds {NOISE_PCT}% of its median: {noisy} of \
+         {timed} time cells in this run. Ratios compare implementations measured side by \
+         side in this run. Memory rows come from the counting allocator (physical bytes = \
+         the allocator's usable size) and instruction counts from callgrind: both are exact \
+         and carry no spread.\n"
     );
-    let _ = writeln!(md, "- date: {} UTC\n", machine.date);
-    let _ = writeln!(
-        md,
-        "Times are medians over repeated samples; ratios compare implementations measured \
-         side by side in this run. Memory rows come from the counting allocator \
-         (physical bytes = the allocator's usable size).\n"
-    );
-    let mut groups: Vec<&str> = Vec::new();
-    for m in results {
-        if !groups.contains(&m.group.as_str()) {
-            groups.push(&m.group);
-        }
-    }
+    let groups = first_seen(results.iter().map(|m| m.group.clone()));
     let mut plots = Vec::new();
-    for g in groups {
-        match crate::plot::group_svg(dir, g, results) {
+    for g in &groups {
+        match crate::plot::group_svg(dir, g, results, claims) {
             Ok(Some(p)) => plots.push(p),
             Ok(None) => {}
             Err(e) => return Err(std::io::Error::other(e)),
+        }
+    }
+    for stale in plot_files(dir) {
+        if !plots.contains(&stale) {
+            std::fs::remove_file(&stale)?;
         }
     }
     if !plots.is_empty() {
@@ -229,12 +332,8 @@ pub fn write(
     }
     md.push_str(&markdown(results));
     std::fs::write(dir.join("report.md"), md)?;
-    let doc = Document {
-        machine,
-        command,
-        results,
-    };
-    let json = serde_json::to_string_pretty(&doc).map_err(std::io::Error::other)?;
+    let json = serde_json::to_string_pretty(&Document::new(prov, results))
+        .map_err(std::io::Error::other)?;
     std::fs::write(dir.join("results.json"), json)?;
     Ok(())
 }
@@ -242,7 +341,8 @@ pub fn write(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::measure::{Instrument, Stats};
+    use crate::goal::Goal;
+    use crate::measure::Stats;
 
     fn m(imp: &str, param: u64, v: f64, base: Option<&str>) -> Measurement {
         Measurement {
@@ -257,6 +357,7 @@ mod tests {
             stats: Stats::exact(v),
             baseline: base.map(Into::into),
             ops: None,
+            goal: None,
         }
     }
 
@@ -279,6 +380,42 @@ mod tests {
     }
 
     #[test]
+    fn times_show_their_spread_and_noisy_ones_are_marked() {
+        let mut a = m("Arc<str>", 8, 0.0, None);
+        a.stats = Stats::of(&[10.0, 10.0, 10.2, 10.4, 10.4]);
+        let mut b = m("B", 8, 0.0, Some("Arc<str>"));
+        b.stats = Stats::of(&[4.0, 5.0, 5.0, 6.0, 9.0]);
+        let md = markdown(&[a.clone(), b.clone()]);
+        assert!(md.contains("| len | `Arc<str>` | B |"), "{md}");
+        assert!(md.contains("ratio = value / `Arc<str>`; ±: IQR"), "{md}");
+        assert!(md.contains("| 8 | 10.2 ±4% | 5 ±20% ⚠ (0.49x) |"), "{md}");
+        assert_eq!(noise_count(&[a, b]), (2, 1));
+    }
+
+    #[test]
+    fn targets_say_met_or_missed() {
+        let mut t = m("inline construct: X / Y (ns/op)", 5, 0.0, None);
+        t.stats = Stats {
+            max: 1.2,
+            ..Stats::exact(1.077)
+        };
+        t.goal = Some(Goal::AtMost(1.0));
+        let mut u = t.clone();
+        u.implementation = "heap: X / Z".into();
+        u.stats = Stats::exact(0.5);
+        let md = targets_table(&[t.clone(), u, m("A", 1, 1.0, None)]);
+        assert!(md.contains("1 met, 1 missed, 0 reference points"), "{md}");
+        assert!(
+            md.contains(
+                "| g | inline construct: X / Y (ns/op) | 1.077 | 1.200 | <= 1 | **missed** |"
+            ),
+            "{md}"
+        );
+        assert!(goal_lines(&[t]).contains("goal <= 1: MISSED"));
+        assert_eq!(targets_table(&[m("A", 1, 1.0, None)]), "");
+    }
+
+    #[test]
     fn ratio_needs_the_baseline_in_the_same_run() {
         let rs = vec![m("B", 8, 5.0, Some("A"))];
         assert_eq!(ratio(&rs, &rs[0]), None);
@@ -286,37 +423,73 @@ mod tests {
         assert_eq!(ratio(&rs, &rs[1]), Some(1.25));
     }
 
-    #[test]
-    fn dates_are_civil_utc() {
-        assert_eq!(utc_date(0), "1970-01-01 00:00");
-        assert_eq!(utc_date(951_782_400), "2000-02-29 00:00");
-        assert_eq!(utc_date(1_796_000_000), "2026-11-30 00:53");
+    fn prov() -> Provenance {
+        Provenance {
+            machine: Machine {
+                cores: 2,
+                model: "test cpu".into(),
+                date: "2026-11-30 00:00".into(),
+                kernel: "Linux 6.1".into(),
+                libc: "glibc 2.36".into(),
+            },
+            build: Build {
+                commit: "abc-dirty".into(),
+                rustc: "rustc 1.95.0".into(),
+                profile: "release".into(),
+                allocator: "glibc".into(),
+            },
+            command: "bench-suite --filter 'a b'".into(),
+        }
     }
 
     #[test]
-    fn write_creates_report_and_json() {
+    fn write_creates_report_and_json_and_removes_stale_plots() {
         let dir =
             std::env::temp_dir().join(format!("bench-suite-report-test-{}", std::process::id()));
-        let machine = Machine {
-            cores: 2,
-            model: "test cpu".into(),
-            date: "2026-11-30 00:00".into(),
-        };
+        std::fs::create_dir_all(&dir).unwrap();
+        // A plot of a group this run does not have, and a file that is not ours.
+        std::fs::write(dir.join("tree.svg"), "<svg/>").unwrap();
+        std::fs::write(dir.join("notes.svg"), "<svg/>").unwrap();
         write(
             &dir,
-            &machine,
-            "bench-suite --only g",
-            &[m("A", 8, 10.0, None)],
+            &prov(),
+            &[m("A", 8, 10.0, None), m("A", 9, 11.0, None)],
             &[],
         )
         .unwrap();
         let md = std::fs::read_to_string(dir.join("report.md")).unwrap();
-        assert!(md.contains("test cpu") && md.contains("| 8 | 10 |"), "{md}");
+        for want in [
+            "test cpu",
+            "| 8 | 10 |",
+            "- command: `bench-suite --filter 'a b'`",
+            "- commit: abc-dirty",
+            "rustc 1.95.0; release build; global allocator: glibc",
+            "Linux 6.1; glibc 2.36",
+        ] {
+            assert!(md.contains(want), "{want}: {md}");
+        }
         let json: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(dir.join("results.json")).unwrap())
                 .unwrap();
         assert_eq!(json["results"][0]["implementation"], "A");
         assert_eq!(json["machine"]["cores"], 2);
+        assert_eq!(json["build"]["commit"], "abc-dirty");
+        assert_eq!(json["command"], "bench-suite --filter 'a b'");
+        assert!(!dir.join("tree.svg").exists(), "stale plot kept");
+        assert!(
+            dir.join("notes.svg").exists(),
+            "a file that is not a plot was removed"
+        );
+        assert!(dir.join("g.svg").exists());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn an_unwritable_folder_is_refused() {
+        assert!(check_writable(Path::new("/proc/forbidden")).is_err());
+        let dir = std::env::temp_dir().join(format!("bench-suite-writable-{}", std::process::id()));
+        check_writable(&dir).unwrap();
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
@@ -346,8 +519,11 @@ pub fn read_runs(dir: &Path) -> Result<Vec<Vec<Measurement>>, String> {
 }
 
 /// The A/B table: for every row measured in both variants, the median over runs of A,
-/// of B, and B / A. Rows are keyed by group, operation, implementation, parameter and
-/// metric. Rows a seed measured (`seed_ab`) are repeated beside the seed's figure.
+/// of B, B / A, and the ratio's noise band: each side's band is the union of its runs'
+/// interquartile bands (`median ± IQR/2`), and the band of B / A runs from B's low over
+/// A's high to B's high over A's low. A ratio whose band contains 1 is a **tie**: the
+/// difference is inside the noise. Rows are keyed by group, operation, implementation,
+/// parameter and metric. Rows a seed measured (`seed_ab`) are repeated beside the seed's figure.
 pub fn ab_table(
     a_name: &str,
     a: &[Vec<Measurement>],
@@ -366,7 +542,8 @@ pub fn ab_table(
             m.metric.clone(),
         )
     };
-    let medians = |runs: &[Vec<Measurement>]| -> Vec<(Key, f64, usize)> {
+    type Side = (Key, f64, (f64, f64));
+    let medians = |runs: &[Vec<Measurement>]| -> Vec<Side> {
         let keys = first_seen(
             runs.iter()
                 .flatten()
@@ -375,14 +552,16 @@ pub fn ab_table(
         );
         keys.into_iter()
             .map(|k| {
-                let v: Vec<f64> = runs
+                let rows: Vec<&Measurement> =
+                    runs.iter().flatten().filter(|m| key(m) == k).collect();
+                let v: Vec<f64> = rows.iter().map(|m| m.stats.median).collect();
+                let band = rows
                     .iter()
-                    .flatten()
-                    .filter(|m| key(m) == k)
-                    .map(|m| m.stats.median)
-                    .collect();
-                let n = v.len();
-                (k, crate::measure::Stats::of(&v).median, n)
+                    .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), m| {
+                        let (l, h) = m.stats.band();
+                        (lo.min(l), hi.max(h))
+                    });
+                (k, crate::measure::Stats::of(&v).median, band)
             })
             .collect()
     };
@@ -391,21 +570,31 @@ pub fn ab_table(
     let mut seeds = String::new();
     let _ = writeln!(
         out,
-        "| group | operation | implementation | param | metric | {a_name} (median of {}) | {b_name} (median of {}) | {b_name} / {a_name} |",
+        "| group | operation | implementation | param | metric | {a_name} (median of {}) | {b_name} (median of {}) | {b_name} / {a_name} | noise band | verdict |",
         a.len(),
         b.len()
     );
-    let _ = writeln!(out, "|---|---|---|---:|---|---:|---:|---:|");
-    for (k, va, _) in &ma {
-        if let Some((_, vb, _)) = mb.iter().find(|(kb, _, _)| kb == k) {
-            let r = if *va != 0.0 {
-                format!("{:.3}x", vb / va)
+    let _ = writeln!(out, "|---|---|---|---:|---|---:|---:|---:|---:|---|");
+    let mut ties = 0;
+    let mut rows = 0;
+    for (k, va, band_a) in &ma {
+        if let Some((_, vb, band_b)) = mb.iter().find(|(kb, _, _)| kb == k) {
+            rows += 1;
+            let (r, band, verdict) = if *va != 0.0 && band_a.0 > 0.0 {
+                let (lo, hi) = (band_b.0 / band_a.1, band_b.1 / band_a.0);
+                let tie = lo <= 1.0 && 1.0 <= hi;
+                ties += usize::from(tie);
+                (
+                    format!("{:.3}x", vb / va),
+                    format!("{lo:.3}-{hi:.3}x"),
+                    if tie { "**tie**" } else { "differs" },
+                )
             } else {
-                "-".into()
+                ("-".into(), "-".into(), "-")
             };
             let _ = writeln!(
                 out,
-                "| {} | {} | {} | {}={} | {} | {} | {} | {r} |",
+                "| {} | {} | {} | {}={} | {} | {} | {} | {r} | {band} | {verdict} |",
                 k.0,
                 k.1,
                 k.2,
@@ -438,6 +627,11 @@ pub fn ab_table(
             }
         }
     }
+    let _ = writeln!(
+        out,
+        "\n{ties} of {rows} rows are ties: their B / A lies inside the combined noise band \
+         (the runs' interquartile bands of A and of B overlap)."
+    );
     out.push_str(&seeds);
     out
 }
@@ -460,6 +654,7 @@ mod ab_tests {
             stats: Stats::exact(v),
             baseline: None,
             ops: None,
+            goal: None,
         }
     }
 
@@ -470,7 +665,9 @@ mod ab_tests {
         let ab = crate::groups::objects::AB_CLAIMS;
         let t = ab_table("128B", &a, "wide", &b, ab);
         assert!(
-            t.contains("| objects | churn | gc-object | lanes=8 | ns/op | 11 | 22 | 2.000x |"),
+            t.contains(
+                "| objects | churn | gc-object | lanes=8 | ns/op | 11 | 22 | 2.000x | 1.667-10.000x | differs |"
+            ),
             "{t}"
         );
         assert!(t.contains("128B (median of 3)"), "{t}");
@@ -485,5 +682,12 @@ mod ab_tests {
             t.contains("| churn gc-object shared lanes=8 | 1.16x | 1.300x |"),
             "{t}"
         );
+        // Noisy runs whose interquartile bands overlap: a tie, whatever the ratio says.
+        let (mut x, mut y) = (m(0.0), m(0.0));
+        x.stats = Stats::of(&[9.0, 10.0, 11.0, 12.0, 13.0]);
+        y.stats = Stats::of(&[10.0, 11.0, 12.0, 13.0, 14.0]);
+        let t = ab_table("a", &[vec![x]], "b", &[vec![y]], &[]);
+        assert!(t.contains("| 1.091x | 0.917-1.300x | **tie** |"), "{t}");
+        assert!(t.contains("1 of 1 rows are ties"), "{t}");
     }
 }

@@ -153,6 +153,7 @@ mod tests {
             stats: Stats::exact(v),
             baseline: None,
             ops: None,
+            goal: None,
         }
     }
 

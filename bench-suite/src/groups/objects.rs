@@ -330,7 +330,7 @@ fn sweep<C: Churn>(ctx: &mut Ctx<'_>, c: &C, lanes_list: &[usize], jobs: u64) ->
     let mut one_lane = None;
     for &lanes in lanes_list {
         let case = Case::new("churn", C::NAME, "lanes", lanes as u64).baseline("Box");
-        if !ctx.selected(&case) {
+        if !ctx.sweep_point(&case) {
             continue;
         }
         let times = run_lanes(c, lanes, jobs, samples, &case)?;

@@ -13,6 +13,7 @@ use lean_string::{
     WideLeanString,
 };
 
+use crate::goal::Goal;
 use crate::measure::{BenchError, BenchResult, Case, Ctx, Instrument, Measurement, Stats};
 use crate::seeds::{Claim, Ours};
 
@@ -470,7 +471,7 @@ struct Target<'a> {
     den: &'a str,
     lens: &'a [usize],
     metrics: &'a [&'a str],
-    goal: &'a str,
+    goal: Goal,
 }
 
 /// Computes the targets from this run's medians and records them as `target` rows
@@ -514,7 +515,7 @@ fn targets(ctx: &mut Ctx<'_>, lens: &[usize]) {
             COMPACT_STR,
             &inline[..],
             time,
-            "<= 1.00",
+            Goal::AtMost(1.0),
         ),
         t(
             "inline construct: lean_string 0.8 / compact_str",
@@ -523,7 +524,7 @@ fn targets(ctx: &mut Ctx<'_>, lens: &[usize]) {
             COMPACT_STR,
             &inline[..],
             time,
-            "anchor: ~4",
+            Goal::Reference(4.0),
         ),
         t(
             "heap clone+drop: LeanString / Arc<str>",
@@ -532,7 +533,7 @@ fn targets(ctx: &mut Ctx<'_>, lens: &[usize]) {
             ARC,
             &heap[..],
             time,
-            "<= 1.00",
+            Goal::AtMost(1.0),
         ),
         t(
             "heap clone+drop: LeanString / compact_str",
@@ -541,7 +542,7 @@ fn targets(ctx: &mut Ctx<'_>, lens: &[usize]) {
             COMPACT_STR,
             &both_heap[..],
             time,
-            "<= 0.286 (3.5x faster)",
+            Goal::AtMost(0.286),
         ),
         t(
             "traverse: LeanString / compact_str",
@@ -550,7 +551,7 @@ fn targets(ctx: &mut Ctx<'_>, lens: &[usize]) {
             COMPACT_STR,
             lens,
             time,
-            "<= 1.00",
+            Goal::AtMost(1.0),
         ),
         t(
             "heap clone+drop: compact / forced wide",
@@ -559,7 +560,7 @@ fn targets(ctx: &mut Ctx<'_>, lens: &[usize]) {
             WIDE,
             &heap[..],
             time,
-            "0.99..1.01",
+            Goal::Within(0.99, 1.01),
         ),
         t(
             "heap construct: compact / forced wide",
@@ -568,7 +569,7 @@ fn targets(ctx: &mut Ctx<'_>, lens: &[usize]) {
             WIDE,
             &heap[..],
             time,
-            "<= 1.00",
+            Goal::AtMost(1.0),
         ),
         t(
             "heap physical bytes: compact / forced wide",
@@ -577,37 +578,34 @@ fn targets(ctx: &mut Ctx<'_>, lens: &[usize]) {
             WIDE,
             &heap[..],
             &["physical B/item"],
-            "< 1 where the size class changes, else 1",
+            Goal::BelowSomewhereNeverAbove(1.0),
         ),
     ];
-    println!(
-        "\nstrings targets (ratio of medians, geometric mean over lengths; worst length in brackets):"
-    );
     for row in rows {
         for &metric in row.metrics {
             if let Some((geo, worst)) = ratio(&rs, row.op, row.num, row.den, row.lens, metric) {
-                println!(
-                    "  {:<48} {:<16} {geo:6.3} [{worst:6.3}]  goal {}",
-                    row.name, metric, row.goal
-                );
                 let case = Case::new(
                     "target",
                     &format!("{} ({metric})", row.name),
                     "lengths",
                     row.lens.len() as u64,
                 );
-                ctx.record(&case, "ratio", true, Instrument::Time, Stats::exact(geo));
+                let stats = Stats {
+                    max: worst,
+                    ..Stats::exact(geo)
+                };
+                ctx.record_goal(&case, "ratio", Instrument::Time, stats, row.goal);
             }
         }
     }
-    println!("  physical bytes per string (malloc_usable_size), compact vs forced wide:");
+    ctx.note("  physical bytes per string (malloc_usable_size), compact vs forced wide:".into());
     let phys = "physical B/item";
     for &l in &heap {
         if let (Some(c), Some(w)) = (
             median(&rs, "construct", LEAN, l, phys),
             median(&rs, "construct", WIDE, l, phys),
         ) {
-            println!("    len {l:>4}: {c:6.1} vs {w:6.1}");
+            ctx.note(format!("    len {l:>4}: {c:6.1} vs {w:6.1}"));
         }
     }
 }

@@ -637,10 +637,10 @@ fn sweep<S: Shared>(
     write_pct: u64,
 ) -> BenchResult {
     let ops = if ctx.full() { 1_000_000 } else { 200_000 };
-    let samples = if ctx.full() { 5 } else { 3 };
+    let samples = ctx.samples_or(if ctx.full() { 5 } else { 3 });
     for t in ctx.threads_or(&[1, 2]) {
         let case = Case::new(op, S::NAME, "threads", t as u64).baseline(RW);
-        if !ctx.selected(&case) {
+        if !ctx.sweep_point(&case) {
             continue;
         }
         let mut v = Vec::with_capacity(samples);

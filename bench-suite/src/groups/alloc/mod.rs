@@ -262,8 +262,11 @@ fn sweeps(ctx: &mut Ctx<'_>) -> BenchResult {
     let full = ctx.full();
     let mut runs: HashMap<(&str, usize, Which), Vec<ChildReport>> = HashMap::new();
     let mut checksums: HashMap<(&str, usize), (u64, Which)> = HashMap::new();
-    for _ in 0..samples(full) {
+    for _ in 0..ctx.samples_or(samples(full)) {
         for &(bench, t, w) in &work {
+            if !ctx.sweep_point(&case(bench, w, t)) {
+                continue;
+            }
             let r = child::spawn(&exe, w, bench, t, full).map_err(BenchError)?;
             // Every allocator must give the same answer for the same work.
             let (sum, first) = *checksums.entry((bench, t)).or_insert((r.checksum, w));
@@ -279,7 +282,9 @@ fn sweeps(ctx: &mut Ctx<'_>) -> BenchResult {
         }
     }
     for &(bench, t, w) in &work {
-        let rs = &runs[&(bench, t, w)];
+        let Some(rs) = runs.get(&(bench, t, w)) else {
+            continue; // the counting pass measured nothing
+        };
         let mops: Vec<f64> = rs
             .iter()
             .map(|r| r.ops as f64 / r.seconds.max(1e-9) / 1e6)

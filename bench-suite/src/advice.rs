@@ -1,0 +1,312 @@
+//! The "which to use" tables at the top of `report.md`: for each crate's field (strings
+//! by length, maps by size, allocators by workload), the best implementation in this run
+//! and the runner-up, from the same rows as the tables below them.
+//!
+//! A cell scores every implementation measured at *every* parameter of its band (string
+//! lengths 17-24, say) by the geometric mean of its medians there, and names the best and
+//! the next. Time medians on a shared machine are noisy: a runner-up within
+//! [`TIE_PCT`] of the best is called a tie.
+
+use std::fmt::Write as _;
+
+use crate::fmt::fmt_value;
+use crate::measure::Measurement;
+
+/// Runner-up within this many percent of the best: a tie.
+pub const TIE_PCT: f64 = 10.0;
+
+/// What one cell compares.
+struct Cell {
+    group: &'static str,
+    operation: &'static str,
+    metric: &'static str,
+    /// Which parameter values the cell covers.
+    params: fn(u64) -> bool,
+}
+
+/// One "which to use" table: a row per band, a column per question.
+struct Table {
+    title: &'static str,
+    /// What the row label names (`length`, `keys`, `workload`).
+    row_name: &'static str,
+    columns: &'static [&'static str],
+    rows: Vec<(&'static str, Vec<Cell>)>,
+}
+
+fn cell(
+    group: &'static str,
+    operation: &'static str,
+    metric: &'static str,
+    params: fn(u64) -> bool,
+) -> Cell {
+    Cell {
+        group,
+        operation,
+        metric,
+        params,
+    }
+}
+
+fn tables() -> Vec<Table> {
+    let strings = |params: fn(u64) -> bool| {
+        vec![
+            cell("strings", "construct", "ns/op", params),
+            cell("strings", "clone+drop", "ns/op", params),
+            cell("strings", "traverse", "ns/op", params),
+            cell("strings", "construct", "physical B/item", params),
+        ]
+    };
+    let maps = |params: fn(u64) -> bool, large: bool| {
+        let mut v = vec![
+            cell("tree", "get", "ns/op", params),
+            cell("tree", "random build", "ns/op", params),
+        ];
+        if large {
+            v.push(cell("tree", "iterate", "ns/op", params));
+            v.push(cell("tree", "range 100", "ns/op", params));
+            v.push(cell("tree", "random build", "physical B/item", params));
+        } else {
+            v.push(cell("tree", "80/20 mix", "ns/op", params));
+        }
+        v
+    };
+    let any = |_: u64| true;
+    vec![
+        Table {
+            title: "Strings: which type for which length (construct, clone+drop and traverse \
+                    16,384 strings; physical bytes per string)",
+            row_name: "length (bytes)",
+            columns: &[
+                "fastest to build",
+                "fastest to clone+drop",
+                "fastest to read",
+                "fewest bytes",
+            ],
+            rows: vec![
+                ("0-15", strings(|l| l <= 15)),
+                ("16", strings(|l| l == 16)),
+                ("17-24", strings(|l| (17..=24).contains(&l))),
+                ("25-64", strings(|l| (25..=64).contains(&l))),
+            ],
+        },
+        Table {
+            title: "Maps: which map for which size (u64 keys; for 5K keys and below the \
+                    80/20 column is the seed's read/insert mix)",
+            row_name: "keys",
+            columns: &[
+                "fastest get",
+                "fastest random build",
+                "fastest iteration / 80/20 mix",
+                "fastest 100-key range",
+                "fewest bytes",
+            ],
+            rows: vec![
+                ("<= 5K", maps(|k| k <= 5000, false)),
+                ("100K", maps(|k| k == 100_000, true)),
+                ("1M", maps(|k| k == 1_000_000, true)),
+            ],
+        },
+        Table {
+            title: "Allocators: which for which workload",
+            row_name: "workload",
+            columns: &["fastest", "lowest peak RSS"],
+            rows: vec![
+                (
+                    "small blocks: alloc+write+free, 8 B-1 KiB, 1 thread",
+                    vec![cell("alloc", "alloc+write+free", "ns/op", |b| b <= 1024)],
+                ),
+                (
+                    "large blocks: alloc+write+free, 64 KiB-1 MiB, 1 thread",
+                    vec![cell("alloc", "alloc+write+free", "ns/op", |b| {
+                        b >= 64 << 10
+                    })],
+                ),
+                (
+                    "the seed's malloc_test loop (1-128 B, realloc), every thread count",
+                    vec![
+                        cell("alloc", "malloc_test", "Mops/s", any),
+                        cell("alloc", "malloc_test", "peak RSS MiB", any),
+                    ],
+                ),
+                (
+                    "cross-thread frees: xmalloc producer/consumer, every thread count",
+                    vec![
+                        cell("alloc", "xmalloc", "Mops/s", any),
+                        cell("alloc", "xmalloc", "peak RSS MiB", any),
+                    ],
+                ),
+            ],
+        },
+    ]
+}
+
+/// The best and the runner-up of one cell: (implementation, score) pairs, best first,
+/// and whether lower is better.
+fn rank(results: &[Measurement], c: &Cell) -> Option<(Vec<(String, f64)>, bool)> {
+    let rows: Vec<&Measurement> = results
+        .iter()
+        .filter(|m| {
+            m.group == c.group
+                && m.operation == c.operation
+                && m.metric == c.metric
+                && (c.params)(m.param)
+                && m.stats.samples > 0
+                && m.stats.median > 0.0
+        })
+        .collect();
+    let lower = rows.first()?.lower_is_better;
+    let mut params: Vec<u64> = rows.iter().map(|m| m.param).collect();
+    params.sort_unstable();
+    params.dedup();
+    let mut imps: Vec<&str> = rows.iter().map(|m| m.implementation.as_str()).collect();
+    imps.sort_unstable();
+    imps.dedup();
+    let mut scored: Vec<(String, f64)> = imps
+        .into_iter()
+        .filter_map(|imp| {
+            let v: Vec<f64> = params
+                .iter()
+                .map(|p| {
+                    rows.iter()
+                        .find(|m| m.implementation == imp && m.param == *p)
+                        .map(|m| m.stats.median)
+                })
+                .collect::<Option<_>>()?;
+            let geo = (v.iter().map(|x| x.ln()).sum::<f64>() / v.len() as f64).exp();
+            Some((imp.to_owned(), geo))
+        })
+        .collect();
+    scored.sort_by(|a, b| {
+        let o = a.1.partial_cmp(&b.1).expect("medians are not NaN");
+        if lower { o } else { o.reverse() }
+    });
+    (!scored.is_empty()).then_some((scored, lower))
+}
+
+fn describe(ranked: &[(String, f64)], lower: bool, unit: &str) -> String {
+    let (best, v) = &ranked[0];
+    let mut s = format!("**{}** {} {unit}", code(best), fmt_value(*v));
+    if let Some((next, w)) = ranked.get(1) {
+        let off = if lower { w / v - 1.0 } else { v / w - 1.0 } * 100.0;
+        if off <= TIE_PCT {
+            let _ = write!(s, "; tie with {} ({:+.0}%)", code(next), off);
+        } else {
+            let _ = write!(s, "; next {} {} {unit}", code(next), fmt_value(*w));
+        }
+    }
+    s
+}
+
+/// A name as Markdown code when it has characters Markdown would eat (`Arc<str>`).
+pub fn code(name: &str) -> String {
+    if name.contains(['<', '>', '*', '_', '|']) {
+        format!("`{name}`")
+    } else {
+        name.to_owned()
+    }
+}
+
+fn unit(metric: &str) -> &str {
+    match metric {
+        "ns/op" => "ns",
+        "physical B/item" => "B",
+        "peak RSS MiB" => "MiB",
+        m => m,
+    }
+}
+
+/// The "which to use" section (empty if no table has a measured cell).
+pub fn section(results: &[Measurement]) -> String {
+    let mut out = String::new();
+    for t in tables() {
+        let mut body = String::new();
+        let mut any = false;
+        for (label, cells) in &t.rows {
+            let _ = write!(body, "| {label} |");
+            for c in cells {
+                match rank(results, c) {
+                    Some((ranked, lower)) => {
+                        any = true;
+                        let _ = write!(body, " {} |", describe(&ranked, lower, unit(c.metric)));
+                    }
+                    None => {
+                        let _ = write!(body, " - |");
+                    }
+                }
+            }
+            for _ in cells.len()..t.columns.len() {
+                let _ = write!(body, " - |");
+            }
+            let _ = writeln!(body);
+        }
+        if any {
+            let _ = writeln!(out, "### {}\n", t.title);
+            let _ = writeln!(out, "| {} | {} |", t.row_name, t.columns.join(" | "));
+            let _ = writeln!(out, "|---|{}", "---|".repeat(t.columns.len()));
+            out.push_str(&body);
+            let _ = writeln!(out);
+        }
+    }
+    if !out.is_empty() {
+        out.insert_str(
+            0,
+            &format!(
+                "## Which to use\n\nFrom this run: per band, the best implementation by the \
+                 geometric mean of its medians over the band's sizes (only implementations \
+                 measured at all of them), then the runner-up; a runner-up within {TIE_PCT}% \
+                 is a tie (times on a shared machine are noisy: see the spreads below).\n\n"
+            ),
+        );
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::{Instrument, Stats};
+
+    fn m(op: &str, imp: &str, param: u64, v: f64) -> Measurement {
+        Measurement {
+            group: "strings".into(),
+            operation: op.into(),
+            implementation: imp.into(),
+            param_name: "len".into(),
+            param,
+            metric: "ns/op".into(),
+            lower_is_better: true,
+            instrument: Instrument::Time,
+            stats: Stats::exact(v),
+            baseline: None,
+            ops: None,
+            goal: None,
+        }
+    }
+
+    #[test]
+    fn best_by_geometric_mean_over_the_band_and_ties_within_ten_percent() {
+        let rs = vec![
+            m("construct", "A", 17, 10.0),
+            m("construct", "A", 24, 40.0), // geo 20
+            m("construct", "B", 17, 21.0),
+            m("construct", "B", 24, 21.0), // geo 21: a tie
+            m("construct", "C", 17, 1.0),  // not measured at 24: left out
+            m("construct", "A", 8, 1000.0),
+            m("construct", "B", 8, 1.0),
+            m("clone+drop", "Arc<str>", 32, 3.0),
+            m("clone+drop", "B", 32, 9.0),
+        ];
+        let s = section(&rs);
+        assert!(
+            s.contains("| 17-24 | **A** 20 ns; tie with B (+5%) | - |"),
+            "{s}"
+        );
+        assert!(s.contains("| 0-15 | **B** 1 ns; next A 1000 ns |"), "{s}");
+        assert!(
+            s.contains("| 25-64 | - | **`Arc<str>`** 3 ns; next B 9 ns |"),
+            "{s}"
+        );
+        assert!(!s.contains("Maps"), "{s}");
+        assert_eq!(section(&[]), "");
+    }
+}
