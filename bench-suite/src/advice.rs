@@ -80,7 +80,7 @@ fn tables() -> Vec<Table> {
                 "fastest to build",
                 "fastest to clone+drop",
                 "fastest to read",
-                "fewest bytes",
+                "fewest heap bytes (beyond the handle)",
             ],
             rows: vec![
                 ("0-15", strings(|l| l <= 15)),
@@ -90,8 +90,9 @@ fn tables() -> Vec<Table> {
             ],
         },
         Table {
-            title: "Maps: which map for which size (u64 keys; for 5K keys and below the \
-                    80/20 column is the seed's read/insert mix)",
+            title: "Maps: which map for which size (u64 keys; the sorted Vec is the \
+                    read-only floor; for 5K keys and below the third column is the seed's \
+                    80/20 read/insert mix)",
             row_name: "keys",
             columns: &[
                 "fastest get",
@@ -151,7 +152,7 @@ fn rank(results: &[Measurement], c: &Cell) -> Option<(Vec<(String, f64)>, bool)>
                 && m.metric == c.metric
                 && (c.params)(m.param)
                 && m.stats.samples > 0
-                && m.stats.median > 0.0
+                && m.stats.median >= 0.0
         })
         .collect();
     let lower = rows.first()?.lower_is_better;
@@ -172,8 +173,14 @@ fn rank(results: &[Measurement], c: &Cell) -> Option<(Vec<(String, f64)>, bool)>
                         .map(|m| m.stats.median)
                 })
                 .collect::<Option<_>>()?;
-            let geo = (v.iter().map(|x| x.ln()).sum::<f64>() / v.len() as f64).exp();
-            Some((imp.to_owned(), geo))
+            // The geometric mean, or the plain mean where a value is 0 (heap bytes of an
+            // inline string).
+            let score = if v.iter().all(|x| *x > 0.0) {
+                (v.iter().map(|x| x.ln()).sum::<f64>() / v.len() as f64).exp()
+            } else {
+                v.iter().sum::<f64>() / v.len() as f64
+            };
+            Some((imp.to_owned(), score))
         })
         .collect();
     scored.sort_by(|a, b| {
@@ -183,23 +190,49 @@ fn rank(results: &[Measurement], c: &Cell) -> Option<(Vec<(String, f64)>, bool)>
     (!scored.is_empty()).then_some((scored, lower))
 }
 
+/// How far `w` is behind the best `v`, in percent (0 for two zeros).
+fn behind(v: f64, w: f64, lower: bool) -> f64 {
+    let (good, bad) = if lower { (v, w) } else { (w, v) };
+    if good == bad {
+        0.0
+    } else if good <= 0.0 {
+        f64::INFINITY
+    } else {
+        (bad / good - 1.0) * 100.0
+    }
+}
+
+/// The best, every implementation tied with it (within [`TIE_PCT`], at most three
+/// named), and the next one after them.
 fn describe(ranked: &[(String, f64)], lower: bool, unit: &str) -> String {
     let (best, v) = &ranked[0];
+    let tied: Vec<&(String, f64)> = ranked[1..]
+        .iter()
+        .take_while(|(_, w)| behind(*v, *w, lower) <= TIE_PCT)
+        .collect();
     let mut s = format!("**{}** {} {unit}", code(best), fmt_value(*v));
-    if let Some((next, w)) = ranked.get(1) {
-        let off = if lower { w / v - 1.0 } else { v / w - 1.0 } * 100.0;
-        if off <= TIE_PCT {
-            let _ = write!(s, "; tie with {} ({:+.0}%)", code(next), off);
+    if !tied.is_empty() {
+        let names: Vec<String> = tied
+            .iter()
+            .take(3)
+            .map(|(n, w)| format!("{} ({:+.0}%)", code(n), behind(*v, *w, lower)))
+            .collect();
+        let more = if tied.len() > 3 {
+            format!(" and {} more", tied.len() - 3)
         } else {
-            let _ = write!(s, "; next {} {} {unit}", code(next), fmt_value(*w));
-        }
+            String::new()
+        };
+        let _ = write!(s, "; tie with {}{more}", names.join(", "));
+    }
+    if let Some((next, w)) = ranked.get(1 + tied.len()) {
+        let _ = write!(s, "; next {} {} {unit}", code(next), fmt_value(*w));
     }
     s
 }
 
 /// A name as Markdown code when it has characters Markdown would eat (`Arc<str>`).
 pub fn code(name: &str) -> String {
-    if name.contains(['<', '>', '*', '_', '|']) {
+    if name.contains(['<', '>', '*', '|']) {
         format!("`{name}`")
     } else {
         name.to_owned()
@@ -302,6 +335,24 @@ mod tests {
             "{s}"
         );
         assert!(s.contains("| 0-15 | **B** 1 ns; next A 1000 ns |"), "{s}");
+        let zeros = [
+            ("A".to_owned(), 0.0),
+            ("B".to_owned(), 0.0),
+            ("C".to_owned(), 24.0),
+        ];
+        assert_eq!(
+            describe(&zeros, true, "B"),
+            "**A** 0 B; tie with B (+0%); next C 24 B"
+        );
+        let higher = [
+            ("A".to_owned(), 20.0),
+            ("B".to_owned(), 19.0),
+            ("C".to_owned(), 5.0),
+        ];
+        assert_eq!(
+            describe(&higher, false, "Mops/s"),
+            "**A** 20 Mops/s; tie with B (+5%); next C 5 Mops/s"
+        );
         assert!(
             s.contains("| 25-64 | - | **`Arc<str>`** 3 ns; next B 9 ns |"),
             "{s}"

@@ -51,6 +51,9 @@ pub struct Cli {
     /// List the groups and exit.
     #[arg(long)]
     pub list: bool,
+    /// Rewrite report.md and the plots in DIR from its results.json (no benchmark runs).
+    #[arg(long, value_name = "DIR")]
+    pub replot: Option<PathBuf>,
     /// Internal: this process is the child that runs under callgrind.
     #[arg(long, hide = true)]
     pub callgrind_child: bool,
@@ -180,12 +183,34 @@ fn progress_bar(total: Option<usize>) -> indicatif::ProgressBar {
     let p = indicatif::ProgressBar::new(total as u64);
     p.set_style(
         indicatif::ProgressStyle::with_template(
-            "{spinner} [{elapsed_precise}] {pos}/{len} cases, ETA {eta}: {wide_msg}",
+            "{spinner} [{elapsed_precise}] {pos}/{len} cases, {left}: {wide_msg}",
         )
-        .expect("static template"),
+        .expect("static template")
+        .with_key(
+            "left",
+            |s: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+                let _ = w.write_str(&left(s.elapsed().as_secs_f64(), s.pos(), s.len()));
+            },
+        ),
     );
     p.enable_steady_tick(Duration::from_millis(200));
     p
+}
+
+/// The time left, from the average time per case so far (cases differ a lot: a thread
+/// sweep point takes seconds, a small timed case milliseconds, so this is an estimate).
+pub fn left(elapsed_s: f64, done: u64, total: Option<u64>) -> String {
+    match total {
+        Some(total) if done > 0 && total >= done => {
+            let s = (elapsed_s / done as f64 * (total - done) as f64).round() as u64;
+            if s >= 60 {
+                format!("about {}m {:02}s left", s / 60, s % 60)
+            } else {
+                format!("about {s}s left")
+            }
+        }
+        _ => "estimating time left".to_owned(),
+    }
 }
 
 /// What a run produced: every measurement and the groups' notes.
@@ -217,6 +242,7 @@ pub fn run(
     }
     let progress = progress_bar(total.filter(|_| !cli.callgrind_child));
     let lines = !std::io::stdout().is_terminal() && !cli.callgrind_child;
+    let run_start = Instant::now();
     for (i, g) in selected.iter().enumerate() {
         let start = Instant::now();
         let before = progress.position();
@@ -229,17 +255,15 @@ pub fn run(
         out.notes.push((g.name.to_owned(), notes));
         if lines {
             let (pos, len) = (progress.position(), progress.length().unwrap_or(0));
-            // Read before `suspend`, which holds the bar's lock.
-            let eta = progress.eta().as_secs_f64();
+            let rest = left(run_start.elapsed().as_secs_f64(), pos, Some(len));
             progress.suspend(|| {
                 eprintln!(
-                    "bench-suite: group {} of {}, {}, done: {} cases in {:.0} s ({pos} of {len} cases done, about {:.0} s left)",
+                    "bench-suite: group {} of {}, {}, done: {} cases in {:.0} s ({pos} of {len} cases done, {rest})",
                     i + 1,
                     selected.len(),
                     g.name,
                     pos - before,
                     start.elapsed().as_secs_f64(),
-                    eta
                 )
             });
         }
@@ -253,9 +277,9 @@ fn allocator() -> String {
     let env = crate::groups::alloc::select::ENV;
     match crate::groups::alloc::select::current() {
         Some(w) => format!(
-            "CountingAlloc over {} ({env}={}); the alloc group's children run each allocator",
+            "CountingAlloc over {} ({env} {}); the alloc group's children run each allocator",
             w.label(),
-            std::env::var(env).unwrap_or_else(|_| "unset".into())
+            std::env::var(env).map_or_else(|_| "unset".into(), |v| format!("= {v}"))
         ),
         None => "not bench-suite's Selected (a test or bench harness)".into(),
     }
@@ -270,6 +294,18 @@ pub fn main() -> ExitCode {
             println!("{:10} {}", g.name, g.about);
         }
         return ExitCode::SUCCESS;
+    }
+    if let Some(dir) = &cli.replot {
+        return match report::replot(dir, &groups::claims()) {
+            Ok(()) => {
+                eprintln!("report: {}", dir.join("report.md").display());
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("bench-suite: --replot {}: {e}", dir.display());
+                ExitCode::FAILURE
+            }
+        };
     }
     if let Some(dirs) = &cli.ab_compare {
         let name = |p: &PathBuf| {
@@ -410,6 +446,15 @@ mod tests {
             assert!(e.contains("thread count"), "{bad}: {e}");
         }
         assert!(parse(&["--instrument", "cycles"]).is_err());
+    }
+
+    #[test]
+    fn time_left_is_the_average_so_far() {
+        assert_eq!(left(10.0, 5, Some(20)), "about 30s left");
+        assert_eq!(left(60.0, 1, Some(3)), "about 2m 00s left");
+        assert_eq!(left(1.0, 0, Some(3)), "estimating time left");
+        assert!(parse(&["--samples", "0"]).is_err());
+        assert_eq!(parse(&["--samples", "3"]).unwrap().samples, Some(3));
     }
 
     #[test]

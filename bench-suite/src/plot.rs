@@ -96,7 +96,7 @@ const STYLES: &[(&str, Style)] = &[
     ("glibc", st(90, 90, 90, Marker::Square)),
     ("mimalloc", st(255, 127, 14, Marker::Triangle)),
     ("jemalloc", st(44, 160, 44, Marker::Diamond)),
-    ("libc", st(90, 90, 90, Marker::Plus)),
+    ("libc", st(140, 86, 75, Marker::Plus)),
 ];
 
 /// Colours for names not in the table (chosen by a hash of the name, so stable).
@@ -198,6 +198,21 @@ pub fn tick(v: f64) -> String {
     }
 }
 
+/// A parameter's tick: sizes in bytes in binary units (`64K`, `128K+1`, `1M`), other
+/// counts as [`tick`] writes them.
+pub fn param_tick(name: &str, v: u64) -> String {
+    if name != "bytes" || v < 1024 {
+        return tick(v as f64);
+    }
+    let (k, m) = (1u64 << 10, 1u64 << 20);
+    match v {
+        v if v % m == 0 => format!("{}M", v / m),
+        v if v % k == 0 => format!("{}K", v / k),
+        v if (v - 1) % k == 0 => format!("{}K+1", (v - 1) / k),
+        v => v.to_string(),
+    }
+}
+
 /// One point of a series.
 #[derive(Clone, Copy, Debug)]
 struct Point {
@@ -240,13 +255,14 @@ impl Panel {
         )
     }
 
-    /// Every value the panel draws (for the axis range).
-    fn values(&self) -> Vec<f64> {
+    /// Every value the panel draws (for the axis range); `whiskers`: with the ends of
+    /// the whiskers.
+    fn values(&self, whiskers: bool) -> Vec<f64> {
         let mut v: Vec<f64> = Vec::new();
         for (_, pts) in &self.series {
             for p in pts {
                 v.push(p.median);
-                if let Some((lo, hi)) = p.band {
+                if let (Some((lo, hi)), true) = (p.band, whiskers) {
                     v.extend([lo, hi]);
                 }
                 if let Some(g) = p.goal {
@@ -295,7 +311,11 @@ fn panels(group: &str, results: &[Measurement], claims: &[Claim]) -> Vec<Panel> 
         series[s].1.push(Point {
             param: m.param,
             median: m.stats.median,
-            band: timed.then(|| m.stats.band()),
+            // median ± IQR/2, kept inside the samples' range.
+            band: timed.then(|| {
+                let (lo, hi) = m.stats.band();
+                (lo.max(m.stats.min), hi.min(m.stats.max))
+            }),
             noisy: m.stats.noisy(),
             goal: m.goal,
             worst: m.stats.max,
@@ -433,9 +453,36 @@ fn pad(lo: &mut f64, hi: &mut f64, frac: f64) {
     *hi += span * frac;
 }
 
-/// The value axis of a panel: scale and range (in scaled units).
-fn value_axis(values: &[f64], from_zero: bool) -> (Scale, f64, f64) {
-    let scale = Scale::choose(values.iter().copied(), 30.0);
+/// Tick values for a log axis from `lo` to `hi` (real values): 1-2-5 per decade, only
+/// the powers of ten over many decades, more steps over less than one.
+pub fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
+    let pick = |steps: &[f64]| -> Vec<f64> {
+        let (a, b) = (lo.log10().floor() as i32, hi.log10().ceil() as i32);
+        (a..=b)
+            .flat_map(|k| steps.iter().map(move |m| m * 10f64.powi(k)))
+            .filter(|t| (lo..=hi).contains(t))
+            .collect()
+    };
+    let t = pick(&[1.0, 2.0, 5.0]);
+    if t.len() > 10 {
+        pick(&[1.0])
+    } else if t.len() < 3 {
+        pick(&[1.0, 1.5, 2.0, 3.0, 5.0, 7.0])
+    } else {
+        t
+    }
+}
+
+/// The value axis of a panel: scale and range (in scaled units). The scale follows the
+/// medians, seeds and goals; the range also covers the whiskers (positive ones on a log
+/// scale).
+fn value_axis(p: &Panel, from_zero: bool) -> (Scale, f64, f64) {
+    let scale = Scale::choose(p.values(false).into_iter(), 30.0);
+    let values: Vec<f64> = p
+        .values(true)
+        .into_iter()
+        .filter(|v| scale == Scale::Linear || *v > 0.0)
+        .collect();
     let (mut lo, mut hi) = minmax(values.iter().map(|v| scale.to(*v)));
     if !lo.is_finite() {
         (lo, hi) = (0.0, 1.0);
@@ -460,7 +507,7 @@ fn line_panel(root: &Area<'_>, area: &Area<'_>, p: &Panel, group: &str) -> Resul
     params.dedup();
     let n = params.len();
     let x_of = |param: u64| params.iter().position(|q| *q == param).unwrap_or(0) as f64;
-    let (scale, y0, y1) = value_axis(&p.values(), true);
+    let (scale, y0, y1) = value_axis(p, true);
     let mut chart = ChartBuilder::on(area)
         .caption(p.title(), ("sans-serif", 17))
         .margin(12)
@@ -473,6 +520,7 @@ fn line_panel(root: &Area<'_>, area: &Area<'_>, p: &Panel, group: &str) -> Resul
         .disable_x_mesh()
         .x_labels(0)
         .y_desc(scale.label(&p.metric))
+        .y_labels(if scale == Scale::Log { 0 } else { 10 })
         .y_label_formatter(&|v| tick(scale.from(*v)))
         .light_line_style(WHITE.mix(0.0))
         .bold_line_style(BLACK.mix(0.08))
@@ -480,6 +528,22 @@ fn line_panel(root: &Area<'_>, area: &Area<'_>, p: &Panel, group: &str) -> Resul
         .label_style(("sans-serif", 12))
         .draw()
         .map_err(&e)?;
+    if scale == Scale::Log {
+        for t in log_ticks(scale.from(y0), scale.from(y1)) {
+            let (xl, py) = chart.backend_coord(&(-0.5, scale.to(t)));
+            let (xr, _) = chart.backend_coord(&(n as f64 - 0.5, scale.to(t)));
+            root.draw(&PathElement::new(vec![(xl, py), (xr, py)], BLACK.mix(0.08)))
+                .map_err(&e)?;
+            root.draw(&PathElement::new(vec![(xl - 5, py), (xl, py)], BLACK))
+                .map_err(&e)?;
+            root.draw(&Text::new(
+                tick(t),
+                (xl - 7, py),
+                text(12).pos(Pos::new(HPos::Right, VPos::Center)),
+            ))
+            .map_err(&e)?;
+        }
+    }
     // One tick per measured parameter, labelled with its exact value.
     for (i, param) in params.iter().enumerate() {
         let (px, py) = chart.backend_coord(&(i as f64, y0));
@@ -489,7 +553,7 @@ fn line_panel(root: &Area<'_>, area: &Area<'_>, p: &Panel, group: &str) -> Resul
         ))
         .map_err(&e)?;
         root.draw(&Text::new(
-            tick(*param as f64),
+            param_tick(&p.param_name, *param),
             (px, py + 7),
             text(12).pos(Pos::new(HPos::Center, VPos::Top)),
         ))
@@ -522,7 +586,7 @@ fn line_panel(root: &Area<'_>, area: &Area<'_>, p: &Panel, group: &str) -> Resul
                         vec![(bx - 4, blo), (bx + 4, blo)],
                         vec![(bx - 4, bhi), (bx + 4, bhi)],
                     ] {
-                        root.draw(&PathElement::new(seg, c.stroke_width(1)))
+                        root.draw(&PathElement::new(seg, c.mix(0.55).stroke_width(1)))
                             .map_err(&e)?;
                     }
                 }
@@ -543,7 +607,7 @@ fn line_panel(root: &Area<'_>, area: &Area<'_>, p: &Panel, group: &str) -> Resul
 fn bar_panel(root: &Area<'_>, area: &Area<'_>, p: &Panel, group: &str) -> Result<(), String> {
     let e = err(group);
     let n = p.series.len();
-    let (scale, mut x0, mut x1) = value_axis(&p.values(), true);
+    let (scale, mut x0, mut x1) = value_axis(p, true);
     // Room right of the longest bar for its value.
     x1 += (x1 - x0) * 0.18;
     let targets = p.series.iter().any(|s| s.1[0].goal.is_some());
@@ -555,14 +619,22 @@ fn bar_panel(root: &Area<'_>, area: &Area<'_>, p: &Panel, group: &str) -> Result
         .unwrap_or(4);
     let label_w = (longest as u32 * 7 + 16).clamp(60, 330);
     if scale == Scale::Log {
-        x0 = x0.min(scale.to(p.values().iter().copied().fold(f64::INFINITY, f64::min) / 2.0));
+        x0 = x0.min(
+            scale.to(p
+                .values(false)
+                .iter()
+                .copied()
+                .filter(|v| *v > 0.0)
+                .fold(f64::INFINITY, f64::min)
+                / 2.0),
+        );
     }
     let mut chart = ChartBuilder::on(area)
         .caption(p.title(), ("sans-serif", 17))
         .margin(12)
         .x_label_area_size(40)
         .y_label_area_size(label_w)
-        .build_cartesian_2d(x0..x1, -0.5..(n as f64 - 0.5))
+        .build_cartesian_2d(x0..x1, -0.5..(n.max(3) as f64 - 0.5))
         .map_err(&e)?;
     let x_desc = if p.series.len() == 1
         || p.series
@@ -583,6 +655,7 @@ fn bar_panel(root: &Area<'_>, area: &Area<'_>, p: &Panel, group: &str) -> Result
         .disable_y_mesh()
         .y_labels(0)
         .x_desc(x_desc)
+        .x_labels(if scale == Scale::Log { 0 } else { 10 })
         .x_label_formatter(&|v| tick(scale.from(*v)))
         .light_line_style(WHITE.mix(0.0))
         .bold_line_style(BLACK.mix(0.08))
@@ -590,11 +663,28 @@ fn bar_panel(root: &Area<'_>, area: &Area<'_>, p: &Panel, group: &str) -> Result
         .label_style(("sans-serif", 12))
         .draw()
         .map_err(&e)?;
+    if scale == Scale::Log {
+        let rows = n.max(3) as f64;
+        for t in log_ticks(scale.from(x0), scale.from(x1)) {
+            let (px, yb) = chart.backend_coord(&(scale.to(t), -0.5));
+            let (_, yt) = chart.backend_coord(&(scale.to(t), rows - 0.5));
+            root.draw(&PathElement::new(vec![(px, yb), (px, yt)], BLACK.mix(0.08)))
+                .map_err(&e)?;
+            root.draw(&PathElement::new(vec![(px, yb), (px, yb + 5)], BLACK))
+                .map_err(&e)?;
+            root.draw(&Text::new(
+                tick(t),
+                (px, yb + 7),
+                text(12).pos(Pos::new(HPos::Center, VPos::Top)),
+            ))
+            .map_err(&e)?;
+        }
+    }
     let half = if n > 10 { 0.42 } else { 0.35 };
     for (i, (name, pts)) in p.series.iter().enumerate() {
         let pt = pts[0];
-        // Top to bottom in measured order.
-        let y = (n - 1 - i) as f64;
+        // Top to bottom in measured order, centred when there are fewer than three.
+        let y = (n.max(3) - 1 - i) as f64 - (n.max(3) - n) as f64 / 2.0;
         let s = style(name);
         let color = match pt.goal.map(|g| g.judge(pt.median, pt.worst)) {
             Some(Verdict::Met) => VERDICT_MET,
@@ -666,30 +756,33 @@ fn bar_panel(root: &Area<'_>, area: &Area<'_>, p: &Panel, group: &str) -> Result
             text(12).pos(Pos::new(HPos::Right, VPos::Center)),
         ))
         .map_err(&e)?;
-        if pt.goal.is_none() {
-            marker(
-                root,
-                (lx - 6 - 7 * name.chars().count() as i32 - 10, ly),
-                s,
-                !pt.noisy,
-            )
-            .ok();
+        // Right of everything drawn on the row.
+        let mut right = v;
+        if let Some((_, hi)) = pt.band {
+            right = right.max(scale.to(hi));
         }
-        let (vx, vy) = chart.backend_coord(&(v, y));
+        if let Some(g) = pt.goal {
+            let (lo, hi) = g.band();
+            right = right.max(scale.to(hi.or(lo).unwrap_or(0.0)));
+        }
+        for (_, _, sv) in p.seeds.iter().filter(|sd| &sd.0 == name) {
+            right = right.max(scale.to(*sv));
+        }
+        let (vx, vy) = chart.backend_coord(&(right, y));
         let mut label = crate::fmt::fmt_value(pt.median);
         if let Some(g) = pt.goal {
             label = format!("{label} {}", g.judge(pt.median, pt.worst));
         }
         root.draw(&Text::new(
             label,
-            (vx + 5, vy),
+            (vx + 8, vy),
             text(11).pos(Pos::new(HPos::Left, VPos::Center)),
         ))
         .map_err(&e)?;
     }
     if targets || p.metric == "ratio" {
         // Ratios: 1 is "as fast / as big as the other".
-        let (xg, ytop) = chart.backend_coord(&(scale.to(1.0), n as f64 - 0.5));
+        let (xg, ytop) = chart.backend_coord(&(scale.to(1.0), n.max(3) as f64 - 0.5));
         let (_, ybot) = chart.backend_coord(&(scale.to(1.0), -0.5));
         if (x0..=x1).contains(&scale.to(1.0)) {
             root.draw(&PathElement::new(
@@ -704,10 +797,15 @@ fn bar_panel(root: &Area<'_>, area: &Area<'_>, p: &Panel, group: &str) -> Result
 
 /// The figure's legend, right of the panels: every implementation of the group once,
 /// then what the marks mean.
-fn legend(area: &Area<'_>, names: &[String], has: (bool, bool, bool, bool)) -> Result<(), String> {
+fn legend(
+    area: &Area<'_>,
+    top: i32,
+    names: &[String],
+    has: (bool, bool, bool, bool),
+) -> Result<(), String> {
     let e = err("legend");
     let (seeds, goals, noisy, whiskers) = has;
-    let mut y = 20;
+    let mut y = top + 20;
     area.draw(&Text::new("Implementations", (12, y), text(15)))
         .map_err(&e)?;
     y += 26;
@@ -878,7 +976,10 @@ pub fn group_svg(
                 .any(|s| s.1.iter().any(|pt| pt.band.is_some()))
         }),
     );
-    legend(&side, &names, has)?;
+    // Repeated every three rows of panels, so a tall figure has one in view.
+    for k in (0..nrows).step_by(3) {
+        legend(&side, (k as u32 * PANEL.1) as i32, &names, has)?;
+    }
     root.present().map_err(&e)?;
     Ok(Some(path))
 }
@@ -923,6 +1024,28 @@ mod tests {
             }
         }
         assert_eq!(style("an unknown one"), style("an unknown one"));
+    }
+
+    #[test]
+    fn log_ticks_are_round_numbers() {
+        assert_eq!(
+            log_ticks(3.0, 600.0),
+            vec![5.0, 10.0, 20.0, 50.0, 100.0, 200.0, 500.0]
+        );
+        assert_eq!(
+            log_ticks(0.5, 1e6),
+            vec![1.0, 10.0, 100.0, 1e3, 1e4, 1e5, 1e6]
+        );
+        assert_eq!(log_ticks(1.2, 4.0), vec![1.5, 2.0, 3.0]);
+    }
+
+    #[test]
+    fn byte_sizes_tick_in_binary_units() {
+        assert_eq!(param_tick("bytes", 64), "64");
+        assert_eq!(param_tick("bytes", 64 << 10), "64K");
+        assert_eq!(param_tick("bytes", (128 << 10) + 1), "128K+1");
+        assert_eq!(param_tick("bytes", 1 << 20), "1M");
+        assert_eq!(param_tick("keys", 100_000), "100k");
     }
 
     #[test]

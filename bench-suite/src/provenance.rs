@@ -4,10 +4,10 @@
 
 use std::process::Command;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The machine a run was made on.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Machine {
     /// Logical CPUs available to this process.
     pub cores: usize,
@@ -70,7 +70,7 @@ fn libc_version() -> String {
 }
 
 /// How the runner was built.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Build {
     /// The source commit (`git rev-parse`), with `-dirty` when tracked files differ from
     /// it; `unknown (...)` away from the source tree.
@@ -123,7 +123,7 @@ pub fn commit(dir: &str) -> String {
 }
 
 /// Everything `report.md` and `results.json` say about a run's origin.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Provenance {
     /// The machine.
     pub machine: Machine,

@@ -494,6 +494,29 @@ mod tests {
     }
 }
 
+/// Rewrites `report.md` and the plots in `dir` from its `results.json` (a run's own
+/// provenance and rows): for a report made before a change to the report or the plots.
+pub fn replot(dir: &Path, claims: &[Claim]) -> Result<(), String> {
+    let path = dir.join("results.json");
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let doc: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    fn field<T: serde::de::DeserializeOwned>(
+        doc: &serde_json::Value,
+        path: &Path,
+        k: &str,
+    ) -> Result<T, String> {
+        serde_json::from_value(doc[k].clone()).map_err(|e| format!("{}: {k}: {e}", path.display()))
+    }
+    let prov = Provenance {
+        machine: field(&doc, &path, "machine")?,
+        build: field(&doc, &path, "build")?,
+        command: field(&doc, &path, "command")?,
+    };
+    let results: Vec<Measurement> = field(&doc, &path, "results")?;
+    write(dir, &prov, &results, claims).map_err(|e| e.to_string())
+}
+
 /// Reads the `results` array of every `*.json` file in `dir` (one file per run).
 pub fn read_runs(dir: &Path) -> Result<Vec<Vec<Measurement>>, String> {
     let mut files: Vec<_> = std::fs::read_dir(dir)
