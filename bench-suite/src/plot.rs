@@ -71,6 +71,7 @@ const STYLES: &[(&str, Style)] = &[
     // cob-tree
     ("CobTree", st(8, 69, 148, Marker::Circle)),
     // gc-object
+    ("gc-object", st(8, 48, 107, Marker::Diamond)),
     ("gc-object independent", st(8, 69, 148, Marker::Circle)),
     ("gc-object shared", st(33, 113, 181, Marker::Triangle)),
     ("gc-object cold", st(100, 165, 215, Marker::Square)),
