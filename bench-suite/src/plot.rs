@@ -79,6 +79,7 @@ const STYLES: &[(&str, Style)] = &[
     ("arena-alloc", st(8, 69, 148, Marker::Circle)),
     ("arena-alloc heaps=1", st(100, 165, 215, Marker::Square)),
     // peers
+    ("lean_string 0.8", st(148, 103, 189, Marker::Plus)),
     ("lean_string 0.7", st(148, 103, 189, Marker::Plus)),
     ("compact_str", st(255, 127, 14, Marker::Square)),
     ("smol_str", st(44, 160, 44, Marker::Triangle)),
