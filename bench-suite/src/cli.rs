@@ -347,6 +347,9 @@ pub fn main() -> ExitCode {
         return ExitCode::from(2);
     }
     let settings = settings(&cli);
+    // Before the work: the commit and date of the tree the run started from.
+    let args: Vec<String> = std::env::args().collect();
+    let prov = Provenance::detect(allocator(), &args);
     let total = if cli.callgrind_child {
         None
     } else {
@@ -369,8 +372,6 @@ pub fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let args: Vec<String> = std::env::args().collect();
-    let prov = Provenance::detect(allocator(), &args);
     let goal_lines = report::goal_lines(&out.results);
     if cli.json {
         println!(

@@ -13,7 +13,7 @@ pub struct Machine {
     pub cores: usize,
     /// CPU model from `/proc/cpuinfo` (or `unknown`).
     pub model: String,
-    /// UTC date and time of the run (`YYYY-MM-DD HH:MM`).
+    /// UTC date and time the run started (`YYYY-MM-DD HH:MM`).
     pub date: String,
     /// The kernel (`/proc/sys/kernel/ostype` and `osrelease`).
     pub kernel: String,

@@ -258,7 +258,7 @@ pub fn provenance_md(p: &Provenance) -> String {
     let (m, b) = (&p.machine, &p.build);
     format!(
         "- command: `{}`\n- commit: {}\n- rustc: {}; {} build; global allocator: {}\n\
-         - machine: {} logical CPUs, {}; {}; {}\n- date: {} UTC\n",
+         - machine: {} logical CPUs, {}; {}; {}\n- started: {} UTC\n",
         p.command,
         b.commit,
         b.rustc,
