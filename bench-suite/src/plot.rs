@@ -68,6 +68,7 @@ const STYLES: &[(&str, Style)] = &[
         "LeanString (forced wide)",
         st(120, 180, 225, Marker::Square),
     ),
+    ("LeanString (format_lean!)", st(0, 35, 90, Marker::Plus)),
     // cob-tree
     ("CobTree", st(8, 69, 148, Marker::Circle)),
     // gc-object
@@ -111,6 +112,24 @@ const SPARE: [RGBColor; 6] = [
     RGBColor(96, 48, 160),
 ];
 
+/// Blues for our own types not in the table.
+const SPARE_BLUES: [RGBColor; 4] = [
+    RGBColor(0, 35, 90),
+    RGBColor(50, 90, 170),
+    RGBColor(90, 130, 200),
+    RGBColor(150, 190, 230),
+];
+
+/// Names of our crates' types (their variants get a blue when not in the table).
+const OURS: [&str; 6] = [
+    "Lean",
+    "CobTree",
+    "gc-object",
+    "arena-alloc",
+    "cob-tree",
+    "lean-string",
+];
+
 /// The fixed style of `implementation`.
 pub fn style(implementation: &str) -> Style {
     if let Some((_, s)) = STYLES.iter().find(|(n, _)| *n == implementation) {
@@ -119,6 +138,11 @@ pub fn style(implementation: &str) -> Style {
     let h = implementation
         .bytes()
         .fold(5381u32, |h, b| h.wrapping_mul(33) ^ u32::from(b));
+    let spare: &[RGBColor] = if OURS.iter().any(|o| implementation.starts_with(o)) {
+        &SPARE_BLUES
+    } else {
+        &SPARE
+    };
     let markers = [
         Marker::Circle,
         Marker::Square,
@@ -127,7 +151,7 @@ pub fn style(implementation: &str) -> Style {
         Marker::Plus,
     ];
     Style {
-        color: SPARE[h as usize % SPARE.len()],
+        color: spare[h as usize % spare.len()],
         marker: markers[(h / 7) as usize % markers.len()],
     }
 }
@@ -942,8 +966,10 @@ pub fn group_svg(
             }
         }
     }
-    let legend_h = 60 + 22 * names.len() as u32 + 7 * 22;
-    let height = (PANEL.1 * nrows as u32 + 40).max(legend_h);
+    let legend_h = 60 + 22 * names.len() as u32 + 8 * 22;
+    // The last repeated legend starts at the top of its row of panels.
+    let last_legend = (nrows as u32 - 1) / 3 * 3 * PANEL.1;
+    let height = (PANEL.1 * nrows as u32).max(last_legend + legend_h) + 40;
     let root =
         SVGBackend::new(&target, (PANEL.0 * cols as u32 + LEGEND_W, height)).into_drawing_area();
     root.fill(&WHITE).map_err(&e)?;
@@ -1026,6 +1052,8 @@ mod tests {
             }
         }
         assert_eq!(style("an unknown one"), style("an unknown one"));
+        let RGBColor(r, g, b) = style("LeanString (a new variant)").color;
+        assert!(b > r && b > g, "a new variant of ours is not blue");
     }
 
     #[test]
