@@ -33,12 +33,14 @@ fn main() {
             wide.set(format!("p{p}").as_str(), Value::number(p as f64))
                 .unwrap();
         }
-        println!(
-            "a {INLINE_SLOTS}+1-property object has side state: {}; a list node: {}",
-            wide.has_side_state(),
-            first.has_side_state()
+        let (wide_side, node_side) = (
+            wide.has_side_state().unwrap(),
+            first.has_side_state().unwrap(),
         );
-        assert!(wide.has_side_state() && !first.has_side_state());
+        println!(
+            "a {INLINE_SLOTS}+1-property object has side state: {wide_side}; a list node: {node_side}"
+        );
+        assert!(wide_side && !node_side);
         heap.root(first).unwrap()
     };
 
