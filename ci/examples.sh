@@ -9,6 +9,7 @@ declare -A args=(
   [gc-object/linked_list]=""
   [cob-tree/quick]="20000"
   [cob-tree/index_layouts]="10"
+  [cob-tree/profile]="get 1000|mix 1000|bt-rand 1000"
   [arena-alloc/size_classes]=""
   [arena-alloc/stress]="200"
   [arena-alloc/alloc_bench]="pair16 100000 arena|malloc_test 2 20000 arena|malloc_test 2 20000 system"
