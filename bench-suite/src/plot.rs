@@ -96,6 +96,11 @@ const STYLES: &[(&str, Style)] = &[
     ("Box", st(188, 189, 34, Marker::Square)),
     ("gc-arena", st(255, 127, 14, Marker::Triangle)),
     ("dumpster", st(44, 160, 44, Marker::Diamond)),
+    ("HashMap std", st(214, 39, 40, Marker::Triangle)),
+    ("HashMap fx", st(148, 103, 189, Marker::Square)),
+    ("Vec", st(140, 86, 75, Marker::Diamond)),
+    ("boa_gc HashMap", st(227, 119, 194, Marker::Plus)),
+    ("slot array (floor)", st(90, 90, 90, Marker::Plus)),
     ("glibc", st(90, 90, 90, Marker::Square)),
     ("mimalloc", st(255, 127, 14, Marker::Triangle)),
     ("jemalloc", st(44, 160, 44, Marker::Diamond)),
@@ -103,12 +108,11 @@ const STYLES: &[(&str, Style)] = &[
 ];
 
 /// Colours for names not in the table (chosen by a hash of the name, so stable).
-const SPARE: [RGBColor; 6] = [
+const SPARE: [RGBColor; 5] = [
     RGBColor(23, 190, 207),
     RGBColor(188, 128, 34),
     RGBColor(128, 0, 64),
     RGBColor(0, 128, 96),
-    RGBColor(160, 160, 0),
     RGBColor(96, 48, 160),
 ];
 
