@@ -4,7 +4,9 @@
 #   python3: a thread pool building and sorting lists of strings and dicts
 #   git:     init, add and commit 400 files, log
 #   gcc:     compile and run a small C program
-#   capi_test: every exported function, alignment and errno cases, threads, fork
+#   capi_test: every exported function (glibc's __libc_* names, mallinfo2, mallopt,
+#              malloc_trim, malloc_stats, malloc_info, C23 free_sized), alignment and
+#              errno cases, threads, fork
 # Usage: arena-alloc/ci/real_programs.sh   (from anywhere; builds the library first)
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -99,7 +101,8 @@ int main(void) {
 }
 C
 
-gcc -O2 -pthread -Wno-alloc-size-larger-than -o "$WORK/capi_test" "$ROOT/arena-alloc/ci/capi_test.c"
+gcc -O2 -pthread -Wall -Wno-deprecated-declarations -Wno-alloc-size-larger-than \
+    -o "$WORK/capi_test" "$ROOT/arena-alloc/ci/capi_test.c" -ldl
 
 echo "LD_PRELOAD=$LIB"
 compare python3 python3 "$WORK/workload.py"
@@ -108,7 +111,11 @@ compare gcc bash -c "gcc -O2 -Wall -o prog '$WORK/prog.c' && ./prog"
 compare capi_test "$WORK/capi_test"
 
 # The preloaded runs really used arena-alloc: its own checks, and its stderr message.
-EXPECT_ARENA=1 LD_PRELOAD="$LIB" "$WORK/capi_test" >/dev/null || { echo "capi_test under arena-alloc failed"; FAIL=1; }
+EXPECT_ARENA=1 MALLOC_INFO_OUT="$WORK/malloc_info.xml" LD_PRELOAD="$LIB" "$WORK/capi_test" >/dev/null \
+    || { echo "capi_test under arena-alloc failed"; FAIL=1; }
+# malloc_info's XML, read by a real XML parser.
+python3 -c 'import sys, xml.dom.minidom as m; d = m.parse(sys.argv[1]); assert d.documentElement.getAttribute("allocator") == "arena-alloc"' \
+    "$WORK/malloc_info.xml" && echo "malloc_info: well-formed XML" || { echo "malloc_info XML FAILED"; FAIL=1; }
 msg=$(ARENA_ALLOC_HEAP_COUNT=abc LD_PRELOAD="$LIB" python3 -c 'print(1)' 2>&1 >/dev/null)
 case "$msg" in
     *"arena-alloc: ignoring ARENA_ALLOC_HEAP_COUNT"*) echo "preload check: arena-alloc answered python3's allocations";;

@@ -11,6 +11,14 @@
 //! * every block is 16-byte aligned (`max_align_t`).
 //!
 //! The heap count comes from `ARENA_ALLOC_HEAP_COUNT` as for Rust users.
+//!
+//! glibc's other entry points are ours too, so a program (or a library such as libstdc++)
+//! that mixes them with `malloc`/`free` stays on one allocator: the `__libc_*` family,
+//! `cfree`, `malloc_trim`, `mallinfo`/`mallinfo2` (from [`crate::total_stats`] and the huge
+//! heap), `mallopt`, `malloc_stats` and `malloc_info` (see [`info`]), and C23's
+//! `free_sized`/`free_aligned_sized`.
+
+mod info;
 
 use crate::{ArenaAlloc, arena, sys};
 use core::ffi::{c_int, c_void};
@@ -181,3 +189,129 @@ pub unsafe extern "C" fn malloc_usable_size(p: *mut c_void) -> usize {
     // SAFETY: the caller passes a live block of ours.
     unsafe { arena::usable_size(p.cast()) }
 }
+
+/// C23 `free_sized`: `free`, the size is not needed (the block's page knows it).
+///
+/// # Safety
+/// `p` is NULL or a live block from this library's allocation functions.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn free_sized(p: *mut c_void, _size: usize) {
+    // SAFETY: forwarded from the caller.
+    unsafe { free(p) }
+}
+
+/// C23 `free_aligned_sized`: `free`.
+///
+/// # Safety
+/// `p` is NULL or a live block from `aligned_alloc` (or any allocation function here).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn free_aligned_sized(p: *mut c_void, _align: usize, _size: usize) {
+    // SAFETY: forwarded from the caller.
+    unsafe { free(p) }
+}
+
+/// Legacy `cfree`: `free`.
+///
+/// # Safety
+/// `p` is NULL or a live block from this library's allocation functions.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cfree(p: *mut c_void) {
+    // SAFETY: forwarded from the caller.
+    unsafe { free(p) }
+}
+
+/// glibc's `__libc_malloc`: ours, so `free(__libc_malloc(n))` is safe.
+#[unsafe(no_mangle)]
+pub extern "C" fn __libc_malloc(size: usize) -> *mut c_void {
+    malloc(size)
+}
+
+/// glibc's `__libc_free`.
+///
+/// # Safety
+/// As for `free`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn __libc_free(p: *mut c_void) {
+    // SAFETY: forwarded from the caller.
+    unsafe { free(p) }
+}
+
+/// glibc's `__libc_calloc`.
+#[unsafe(no_mangle)]
+pub extern "C" fn __libc_calloc(n: usize, size: usize) -> *mut c_void {
+    calloc(n, size)
+}
+
+/// glibc's `__libc_realloc`.
+///
+/// # Safety
+/// As for `realloc`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn __libc_realloc(p: *mut c_void, size: usize) -> *mut c_void {
+    // SAFETY: forwarded from the caller.
+    unsafe { realloc(p, size) }
+}
+
+/// glibc's `__libc_memalign`.
+#[unsafe(no_mangle)]
+pub extern "C" fn __libc_memalign(align: usize, size: usize) -> *mut c_void {
+    memalign(align, size)
+}
+
+/// glibc's `__libc_valloc`.
+#[unsafe(no_mangle)]
+pub extern "C" fn __libc_valloc(size: usize) -> *mut c_void {
+    valloc(size)
+}
+
+/// glibc's `__libc_pvalloc`.
+#[unsafe(no_mangle)]
+pub extern "C" fn __libc_pvalloc(size: usize) -> *mut c_void {
+    pvalloc(size)
+}
+
+/// `malloc_trim`: returns the calling thread's cached blocks, then the memory of every
+/// empty page and every free dirty span to the OS (`MADV_DONTNEED`); 1 if any was
+/// released, else 0. `pad` is ignored (nothing is kept at a heap top).
+#[unsafe(no_mangle)]
+pub extern "C" fn malloc_trim(_pad: usize) -> c_int {
+    c_int::from(crate::trim())
+}
+
+/// glibc's `M_TRIM_THRESHOLD`.
+pub const M_TRIM_THRESHOLD: c_int = -1;
+/// glibc's `M_TOP_PAD`.
+pub const M_TOP_PAD: c_int = -2;
+/// glibc's `M_MMAP_THRESHOLD`.
+pub const M_MMAP_THRESHOLD: c_int = -3;
+/// glibc's `M_MMAP_MAX`.
+pub const M_MMAP_MAX: c_int = -4;
+/// glibc's `M_ARENA_MAX`.
+pub const M_ARENA_MAX: c_int = -8;
+
+/// `mallopt`: accepts every `M_*` parameter and returns 1. Honoured: `M_MMAP_THRESHOLD`
+/// (requests of at least that many bytes, above [`crate::SMALL_MAX`], get a mapping of
+/// their own instead of a span), `M_MMAP_MAX` (0: no such mappings but for requests no
+/// span holds), `M_TRIM_THRESHOLD` (dirty bytes of freed spans always kept for reuse) and
+/// `M_ARENA_MAX` (the heap count, 1-128, for later allocations). The others (`M_TOP_PAD`,
+/// `M_PERTURB`, `M_CHECK_ACTION`, `M_ARENA_TEST`, `M_MXFAST`) have no counterpart here.
+#[unsafe(no_mangle)]
+pub extern "C" fn mallopt(param: c_int, value: c_int) -> c_int {
+    let v = usize::try_from(value).ok();
+    match (param, v) {
+        (M_MMAP_THRESHOLD, Some(v)) => arena::huge::set_direct_min(v),
+        (M_MMAP_MAX, Some(0)) => arena::huge::set_direct_min(usize::MAX),
+        (M_TRIM_THRESHOLD, Some(v)) => arena::huge::set_retain_min(v),
+        (M_ARENA_MAX, Some(v)) if v > 0 => crate::config::set_env_heap_count(v),
+        _ => {}
+    }
+    1
+}
+
+/// glibc's `__libc_mallopt`.
+#[unsafe(no_mangle)]
+pub extern "C" fn __libc_mallopt(param: c_int, value: c_int) -> c_int {
+    mallopt(param, value)
+}
+
+pub use info::{MallInfo, MallInfo2, mallinfo, mallinfo2, malloc_info, malloc_stats};

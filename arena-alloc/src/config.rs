@@ -81,6 +81,15 @@ pub(crate) fn env_heap_count_fast() -> Option<usize> {
     if n != 0 { Some(n) } else { None }
 }
 
+/// Replaces the heap count of allocators built with [`crate::ArenaAlloc::new`] (`mallopt`'s
+/// `M_ARENA_MAX`): later allocations spread over `n` arenas; blocks keep their owner.
+#[cfg(feature = "capi")]
+pub(crate) fn set_env_heap_count(n: usize) {
+    if check_heap_count(n).is_ok() {
+        ENV_HEAP_COUNT.store(n, Ordering::Relaxed);
+    }
+}
+
 #[cold]
 fn init_env_heap_count() -> usize {
     let default = default_heap_count();

@@ -7,15 +7,16 @@ mod class;
 mod config;
 mod lock;
 mod page;
+mod stats;
 mod sync;
 mod sys;
+mod tcache;
 
 use core::alloc::{GlobalAlloc, Layout};
 
-pub use arena::{
-    ArenaStats, CACHE_BLOCKS, CACHED_CLASSES, HUGE_CACHE_BYTES, HUGE_CACHE_RESIDENT_MIN,
-    HUGE_CACHE_RESIDENT_SHARE, MAX_HEAP_COUNT, REMOTE_BATCH, arena_stats, flush_thread_cache,
-    total_stats,
+pub use arena::MAX_HEAP_COUNT;
+pub use arena::huge::{
+    MAX_REGIONS, REGION_SEGMENTS, SPAN_MAX_SEGMENTS, SPAN_RETAIN_MIN, SPAN_RETAIN_SHARE,
 };
 pub use class::{
     CLASS_SIZES, LUT_MAX, MIN_BLOCK, NUM_CLASSES, SMALL_MAX, class_for, class_of, class_size,
@@ -25,8 +26,10 @@ pub use config::{
     HEAP_COUNT_ENV, HeapCountError, MIN_DEFAULT_HEAP_COUNT, check_heap_count, default_heap_count,
     parse_heap_count,
 };
+pub use stats::{ArenaStats, arena_stats, total_stats};
+pub use tcache::{CACHE_BLOCKS, CACHED_CLASSES, REMOTE_BATCH, flush_thread_cache};
 // Every size the inlined table path serves is a cached class.
-const _: () = assert!(class_of(class::LUT_MAX) < arena::CACHED_CLASSES);
+const _: () = assert!(class_of(class::LUT_MAX) < tcache::CACHED_CLASSES);
 
 pub use page::{HUGE_HEADER, PAGE_SIZE, PAGES_PER_SEGMENT, SEGMENT_SIZE};
 
@@ -112,7 +115,7 @@ impl ArenaAlloc {
     fn allocate(&self, size: usize, align: usize) -> *mut u8 {
         if align <= MIN_BLOCK && size <= class::LUT_MAX {
             let c = class::class_of_lut(size);
-            if let Some(p) = arena::cache_pop(c) {
+            if let Some(p) = tcache::cache_pop(c) {
                 return p;
             }
             return self.allocate_refill(c);
@@ -124,8 +127,8 @@ impl ArenaAlloc {
     #[inline(never)]
     fn allocate_uncached(&self, size: usize, align: usize) -> *mut u8 {
         if let Some(c) = class_for(size, align) {
-            if c < arena::CACHED_CLASSES {
-                if let Some(p) = arena::cache_pop(c) {
+            if c < tcache::CACHED_CLASSES {
+                if let Some(p) = tcache::cache_pop(c) {
                     return p;
                 }
                 return self.allocate_refill(c);
@@ -153,7 +156,7 @@ impl ArenaAlloc {
     #[cold]
     #[inline(never)]
     fn allocate_refill(&self, class: usize) -> *mut u8 {
-        arena::cache_refill(self.arena_index(), class)
+        tcache::cache_refill(self.arena_index(), class)
     }
 
     #[cold]
@@ -162,7 +165,7 @@ impl ArenaAlloc {
         let idx = self.arena_index();
         match class_for(size, align) {
             Some(c) => arena::alloc_small(idx, c),
-            None => arena::alloc_huge(idx, size, align, zeroed),
+            None => arena::huge::alloc(idx, size, align, zeroed),
         }
     }
 
@@ -175,7 +178,7 @@ impl ArenaAlloc {
         // SAFETY: the caller passes a live block of ours.
         if let Some((owner, class)) = unsafe { arena::small_owner_class(ptr) } {
             // SAFETY: `ptr` is a live small block of `class`; on `true` the cache keeps it.
-            if unsafe { arena::cache_push(ptr, owner, class) } {
+            if unsafe { tcache::cache_push(ptr, owner, class) } {
                 return;
             }
         }
@@ -220,6 +223,15 @@ impl ArenaAlloc {
         // SAFETY: forwarded from the caller.
         unsafe { arena::free(ptr, self.arena_index()) }
     }
+}
+
+/// Returns free memory to the OS, as `malloc_trim` does: the calling thread's cached
+/// blocks go back to their arenas, then every empty page and every free span that still
+/// holds resident pages is decommitted (`MADV_DONTNEED`). `true` if any memory was
+/// released. Other threads' caches are untouched.
+pub fn trim() -> bool {
+    flush_thread_cache();
+    arena::trim()
 }
 
 /// Where the current CPU number comes from on this machine: `"rseq"` (glibc's

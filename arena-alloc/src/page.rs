@@ -52,6 +52,9 @@ pub(crate) struct Page {
     pub(crate) capacity: u32,
     pub(crate) class: u8,
     pub(crate) state: u8,
+    /// The page may hold touched (resident) memory: set when it is formatted, cleared
+    /// when `malloc_trim` decommits it as a free page.
+    pub(crate) dirty: u8,
 }
 
 /// The first bytes of every segment and huge mapping.
@@ -70,7 +73,20 @@ pub(crate) struct SegmentHeader {
     pub(crate) block_offset: usize,
     /// Small: next segment of the owner (under the owner's lock).
     pub(crate) next: *mut SegmentHeader,
+    /// Huge: [`BLOCK_LIVE`] while the block is allocated, [`BLOCK_FREED`] once freed (a
+    /// second free of it is caught here).
+    pub(crate) state: AtomicU32,
+    /// Huge: index of the span region holding the block, or [`NO_REGION`] for a block with
+    /// a mapping of its own.
+    pub(crate) region: u32,
 }
+
+/// [`SegmentHeader::state`] of a live huge block.
+pub(crate) const BLOCK_LIVE: u32 = 0x4c49_5645;
+/// [`SegmentHeader::state`] of a freed huge block.
+pub(crate) const BLOCK_FREED: u32 = 0x4652_4545;
+/// [`SegmentHeader::region`] of a directly mapped huge block.
+pub(crate) const NO_REGION: u32 = u32::MAX;
 
 #[repr(C)]
 pub(crate) struct Segment {
@@ -127,6 +143,8 @@ pub(crate) fn new_segment(
         map_len: SEGMENT_SIZE,
         block_offset: 0,
         next: ptr::null_mut(),
+        state: AtomicU32::new(0),
+        region: NO_REGION,
     };
     // SAFETY: `base` is a fresh, aligned, writable mapping of SEGMENT_SIZE bytes.
     unsafe { base.cast::<SegmentHeader>().write(header) };
@@ -146,6 +164,7 @@ pub(crate) fn new_segment(
             capacity: 0,
             class: 0,
             state: PAGE_FREE,
+            dirty: 0,
         };
         // SAFETY: descriptors lie in page 0 of the fresh mapping (size asserted above).
         unsafe { desc.write(page) };
@@ -175,6 +194,7 @@ pub(crate) unsafe fn format_page(page: *mut Page, class: usize) {
         capacity: capacity as u32,
         class: class as u8,
         state: PAGE_FREE,
+        dirty: 1,
     };
     // SAFETY: as above; the page is in no list and no block of it is live, so nobody
     // reads `block_size`/`class` concurrently.

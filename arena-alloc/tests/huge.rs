@@ -12,7 +12,7 @@ static GLOBAL: Counting = Counting::new(arena_alloc::ArenaAlloc::new());
 
 fn scenario() {
     let before = snapshot(&GLOBAL);
-    // First, while the huge cache is empty: its first freed mapping stays resident.
+    // First, while the huge heap is empty.
     cache_reuse();
     // A growing Vec goes through the mremap path many times.
     let mut v: Vec<u64> = Vec::new();
@@ -113,11 +113,11 @@ fn every_alignment() {
     }
 }
 
-/// Freed mappings beyond the huge cache's resident budget are decommitted and may serve
-/// zeroed requests: those must read as zeros whatever the mapping held before, and
-/// reused mappings must keep what is written into them.
+/// Freed spans stay dirty within the retain budget and are decommitted beyond it; both
+/// may serve zeroed requests: those must read as zeros whatever the span held before, and
+/// reused spans must keep what is written into them.
 fn cache_reuse() {
-    let n = 2 * arena_alloc::HUGE_CACHE_RESIDENT_MIN / (1 << 20) + 4;
+    let n = 2 * arena_alloc::SPAN_RETAIN_MIN / (1 << 20) + 4;
     for round in 0..3 {
         let l = Layout::from_size_align(1 << 20, 16).unwrap();
         let blocks: Vec<*mut u8> = (0..n)
@@ -135,7 +135,13 @@ fn cache_reuse() {
             unsafe { GLOBAL.dealloc(p, l) };
         }
         // Sizes from half the freed mappings to all of them, so cached ones are reused.
-        for size in [(1 << 20) - 4096, 600 << 10, (1 << 20) + 1] {
+        for size in [
+            (1 << 20) - 4096,
+            600 << 10,
+            (1 << 20) + 1,
+            5 << 20,
+            200 << 10,
+        ] {
             let l = Layout::from_size_align(size, 16).unwrap();
             let zeroed: Vec<*mut u8> = (0..n)
                 .map(|_| {

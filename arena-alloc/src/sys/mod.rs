@@ -274,6 +274,35 @@ pub(crate) fn write_stderr(msg: &[u8]) {
     unsafe { libc::write(2, msg.as_ptr().cast(), msg.len()) };
 }
 
+/// Writes `arena-alloc: MSG (0xADDR)` to stderr and aborts the process (no allocation, no
+/// unwinding: this runs inside `free`).
+pub(crate) fn abort_with(msg: &str, addr: usize) -> ! {
+    let mut buf = [0u8; 160];
+    let mut n = 0;
+    let mut push = |bytes: &[u8]| {
+        for &b in bytes {
+            if n < buf.len() {
+                buf[n] = b;
+                n += 1;
+            }
+        }
+    };
+    push(b"arena-alloc: ");
+    push(msg.as_bytes());
+    push(b" (0x");
+    let mut digits = [0u8; 16];
+    for (i, d) in digits.iter_mut().enumerate() {
+        let nib = (addr >> (60 - 4 * i)) & 0xf;
+        *d = b"0123456789abcdef"[nib];
+    }
+    let first = digits.iter().position(|&d| d != b'0').unwrap_or(15);
+    push(&digits[first..]);
+    push(b")\n");
+    write_stderr(&buf[..n]);
+    // SAFETY: abort has no preconditions; it does not return.
+    unsafe { libc::abort() }
+}
+
 /// Sets the calling thread's `errno`.
 #[cfg(feature = "capi")]
 pub(crate) fn set_errno(e: i32) {

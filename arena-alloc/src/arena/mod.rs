@@ -1,0 +1,678 @@
+//! Arenas: one lock, per-class page lists and counters each; the global arena table; fork
+//! handlers; small blocks. Blocks above `SMALL_MAX` live in [`huge`].
+
+pub(crate) mod huge;
+
+use crate::class::{NUM_CLASSES, class_for, class_size};
+use crate::lock::RawLock;
+use crate::page::{
+    self, KIND_SMALL, MAGIC, PAGE_AVAILABLE, PAGE_FREE, PAGE_FULL, PAGE_SIZE, PAGES_PER_SEGMENT,
+    Page, SEGMENT_SIZE, SegmentHeader,
+};
+use crate::sync::global::{AtomicU8, AtomicU32, Ordering, UnsafeCell};
+use crate::sys;
+use core::ptr;
+
+/// Most arenas (heaps) a process can use.
+pub const MAX_HEAP_COUNT: usize = 128;
+
+/// Lock-guarded state of one arena.
+struct ArenaState {
+    /// Pages of each class with at least one free block.
+    classes: [*mut Page; NUM_CLASSES],
+    /// Unformatted pages of this arena's segments.
+    free_pages: *mut Page,
+    /// Segments that have no page in use.
+    empty_segments: u32,
+    /// Small-block counters: plain integers under the lock (no extra locked instruction
+    /// on the fast path); `arena_stats` takes the lock to read them.
+    allocs: u64,
+    frees: u64,
+    remote_frees: u64,
+    contended: u64,
+    /// This arena's small segments (linked through their headers), for statistics.
+    segments: *mut SegmentHeader,
+}
+
+/// One arena, on its own cache lines.
+#[repr(C, align(128))]
+pub(crate) struct Arena {
+    lock: RawLock<AtomicU32>,
+    state: UnsafeCell<ArenaState>,
+}
+
+// SAFETY: `state` (raw page pointers) is only accessed while `lock` is held.
+unsafe impl Sync for Arena {}
+
+const _: () = assert!(core::mem::align_of::<Arena>() == 128);
+const _: () = assert!(MAX_HEAP_COUNT <= u32::MAX as usize);
+
+impl Arena {
+    const fn new() -> Self {
+        Self {
+            lock: RawLock::new(AtomicU32::new(0)),
+            state: UnsafeCell::new(ArenaState {
+                classes: [ptr::null_mut(); NUM_CLASSES],
+                free_pages: ptr::null_mut(),
+                empty_segments: 0,
+                allocs: 0,
+                frees: 0,
+                remote_frees: 0,
+                contended: 0,
+                segments: ptr::null_mut(),
+            }),
+        }
+    }
+
+    /// Takes the lock and returns the state it guards.
+    #[inline]
+    #[allow(clippy::mut_from_ref)]
+    fn acquire(&self) -> &mut ArenaState {
+        if !self.lock.try_lock() {
+            return self.acquire_contended();
+        }
+        // SAFETY: the lock is held until the caller's matching `unlock`, and the state is
+        // only reached under it, so this is the only reference.
+        unsafe { &mut *self.state.get() }
+    }
+
+    /// `acquire` after `try_lock` failed; counts the contention.
+    #[cold]
+    #[inline(never)]
+    #[allow(clippy::mut_from_ref)]
+    fn acquire_contended(&self) -> &mut ArenaState {
+        self.lock.lock_contended();
+        // SAFETY: as in `acquire`.
+        let st = unsafe { &mut *self.state.get() };
+        st.contended += 1;
+        st
+    }
+}
+
+/// Arena `idx`.
+#[inline]
+fn arena(idx: usize) -> &'static Arena {
+    debug_assert!(idx < MAX_HEAP_COUNT);
+    // SAFETY: indices are `cpu % heap_count` with heap_count <= MAX_HEAP_COUNT, or an owner
+    // recorded in a segment header from such an index.
+    unsafe { ARENAS.get_unchecked(idx) }
+}
+
+static ARENAS: [Arena; MAX_HEAP_COUNT] = [const { Arena::new() }; MAX_HEAP_COUNT];
+
+// ---------------------------------------------------------------------------------------
+// Process set-up: fork handlers.
+
+static READY: AtomicU8 = AtomicU8::new(0);
+
+/// Registers the fork handlers once. Called with no arena lock held, because
+/// `pthread_atfork` may itself allocate (and re-enter us: then the state is 1 and we go on).
+#[cold]
+pub(crate) fn ensure_ready() {
+    if READY
+        .compare_exchange(0, 1, Ordering::AcqRel, Ordering::Acquire)
+        .is_ok()
+    {
+        sys::atfork(fork_prepare, fork_parent, fork_child);
+        crate::tcache::create_cache_key();
+        READY.store(2, Ordering::Release);
+    }
+}
+
+#[inline]
+pub(crate) fn is_ready() -> bool {
+    READY.load(Ordering::Relaxed) != 0
+}
+
+extern "C" fn fork_prepare() {
+    // Always in index order; no path holds two arena locks, so this cannot deadlock.
+    for a in &ARENAS {
+        a.lock.lock();
+    }
+    huge::fork_lock();
+}
+
+extern "C" fn fork_parent() {
+    for a in &ARENAS {
+        a.lock.unlock();
+    }
+    huge::fork_unlock();
+}
+
+extern "C" fn fork_child() {
+    for a in &ARENAS {
+        a.lock.reset();
+    }
+    huge::fork_reset();
+}
+
+// ---------------------------------------------------------------------------------------
+// Small blocks.
+
+/// Allocates a block of size class `class` from arena `idx`; null when out of memory.
+///
+/// The fast path makes no call that returns (slow cases are tail calls into cold
+/// functions), so it needs no callee-saved registers.
+#[inline]
+pub(crate) fn alloc_small(idx: usize, class: usize) -> *mut u8 {
+    let arena = arena(idx);
+    if !arena.lock.try_lock() {
+        return alloc_small_contended(arena, idx, class);
+    }
+    let stp = arena.state.get();
+    debug_assert!(class < NUM_CLASSES);
+    // SAFETY: the lock is held, and the state is only reached under it.
+    let classes = unsafe { &(*stp).classes };
+    // SAFETY: callers pass classes from `class_for`, below NUM_CLASSES.
+    let page = unsafe { *classes.get_unchecked(class) };
+    if page.is_null() {
+        // SAFETY: the lock of `arena` (index `idx`) is held, `stp` is its state, and no
+        // reference to the state is live.
+        return unsafe { alloc_small_locked(arena, stp, idx, class) };
+    }
+    // SAFETY: the lock is held; `page` is in the class list, so it has a free block.
+    unsafe { take_and_count(arena, stp, page, class) }
+}
+
+/// Takes a block from `page`, counts it and releases the lock.
+///
+/// Functions that release the lock take the state as a raw pointer: a `&mut` argument
+/// stays live (protected) until the function returns, so it would still claim the state
+/// while the next lock holder writes it, and the compiler could move writes through it
+/// past the release.
+///
+/// # Safety
+/// The lock of `arena` is held, `st` is its state (no reference to it live), `page` heads
+/// class list `class`.
+#[inline]
+unsafe fn take_and_count(
+    arena: &Arena,
+    st: *mut ArenaState,
+    page: *mut Page,
+    class: usize,
+) -> *mut u8 {
+    // SAFETY: forwarded from the caller.
+    let (block, full) = unsafe { page::take_block(page) };
+    {
+        // SAFETY: the lock is held; this reference ends before the release below.
+        let st = unsafe { &mut *st };
+        if full {
+            // SAFETY: the lock is held and `page` heads this class list.
+            unsafe { page::list_remove(&mut st.classes[class], page) };
+            // SAFETY: the lock is held.
+            unsafe { (*page).state = PAGE_FULL };
+        }
+        st.allocs += 1;
+    }
+    if arena.lock.release() {
+        return wake_returning(arena, block);
+    }
+    block
+}
+
+#[cold]
+#[inline(never)]
+fn wake_returning(arena: &Arena, block: *mut u8) -> *mut u8 {
+    arena.lock.wake();
+    block
+}
+
+#[cold]
+#[inline(never)]
+fn alloc_small_contended(arena: &Arena, idx: usize, class: usize) -> *mut u8 {
+    let st: *mut ArenaState = arena.acquire_contended();
+    // SAFETY: the lock of `arena` (index `idx`) is held and `st` is its state; the `&mut`
+    // it came from is not used again.
+    unsafe { alloc_small_locked(arena, st, idx, class) }
+}
+
+/// The general allocation path, entered with the lock held; releases it.
+///
+/// `st` is a raw pointer, not `&mut`: when the fork handlers are not registered yet this
+/// releases the lock and re-enters `alloc_small`, which takes the lock again and forms a
+/// new `&mut ArenaState`; a `&mut` argument would still be live (protected) then.
+///
+/// # Safety
+/// The lock of `arena` (index `idx`) is held, `st` is its state, and the caller holds no
+/// reference to the state.
+#[cold]
+#[inline(never)]
+unsafe fn alloc_small_locked(
+    arena: &Arena,
+    st: *mut ArenaState,
+    idx: usize,
+    class: usize,
+) -> *mut u8 {
+    // SAFETY: the lock is held.
+    let mut page = unsafe { (*st).classes[class] };
+    if page.is_null() {
+        if !is_ready() {
+            arena.lock.unlock();
+            ensure_ready();
+            return alloc_small(idx, class);
+        }
+        // SAFETY: the lock is held; this is the only reference to the state.
+        let stm = unsafe { &mut *st };
+        // SAFETY: the lock of arena `idx` is held and `stm` is its state.
+        page = unsafe { fresh_page(stm, class, idx) };
+        if page.is_null() {
+            arena.lock.unlock();
+            return ptr::null_mut();
+        }
+    }
+    // SAFETY: the lock is held, `page` heads the class list, no reference to the state is
+    // live.
+    unsafe { take_and_count(arena, st, page, class) }
+}
+
+/// Formats a page for `class`, puts it at the head of the class list and returns it.
+///
+/// # Safety
+/// The caller holds the lock of arena `idx`, whose state is `st`.
+#[cold]
+unsafe fn fresh_page(st: &mut ArenaState, class: usize, idx: usize) -> *mut Page {
+    if st.free_pages.is_null() {
+        let Some((seg, pages)) = page::new_segment(idx as u32) else {
+            return ptr::null_mut();
+        };
+        // SAFETY: the fresh header is ours; the lock guards the list.
+        unsafe { (*seg).next = st.segments };
+        st.segments = seg;
+        for p in pages.into_iter().rev() {
+            // SAFETY: the lock is held; the fresh pages are in no list.
+            unsafe { page::list_push(&mut st.free_pages, p) };
+        }
+        st.empty_segments += 1;
+    }
+    let page = st.free_pages;
+    // SAFETY: the lock is held; `page` heads the free list.
+    unsafe { page::list_remove(&mut st.free_pages, page) };
+    // SAFETY: `page` is a free page of a segment of this locked arena.
+    let used = unsafe { page::used_pages(page::segment_of_page(page)) };
+    let n = used.load(Ordering::Relaxed);
+    if n == 0 {
+        st.empty_segments -= 1;
+    }
+    used.store(n + 1, Ordering::Relaxed);
+    // SAFETY: as above; no block of the page is live.
+    unsafe { page::format_page(page, class) };
+    // SAFETY: the lock is held; `page` is in no list now.
+    unsafe { page::list_push(&mut st.classes[class], page) };
+    // SAFETY: the lock is held.
+    unsafe { (*page).state = PAGE_AVAILABLE };
+    page
+}
+
+/// Frees block `p` (small or huge). `current` is the caller's arena index, for the
+/// remote-free statistic.
+///
+/// # Safety
+/// `p` is a live block returned by this allocator and not used afterwards.
+#[inline]
+pub(crate) unsafe fn free(p: *mut u8, current: usize) {
+    let seg = page::segment_of(p);
+    if cfg!(debug_assertions) {
+        // SAFETY: `p` is live, so its header is mapped; `magic` never changes.
+        let magic = unsafe { (*seg).magic };
+        assert_eq!(magic, MAGIC, "pointer not allocated by arena-alloc");
+    }
+    // SAFETY: as above; `kind` never changes. (Fields are read one by one: a reference to
+    // the whole header would overlap `next`, which the owner writes under its lock.)
+    if unsafe { (*seg).kind } != KIND_SMALL {
+        // SAFETY: the header is mapped and says the block is not small.
+        return unsafe { huge::free(seg, p, current) };
+    }
+    // SAFETY: as above; `owner` never changes.
+    let owner = unsafe { (*seg).owner } as usize;
+    let arena = arena(owner);
+    if !arena.lock.try_lock() {
+        // SAFETY: forwarded from the caller.
+        return unsafe { free_contended(arena, p, owner, current) };
+    }
+    // SAFETY: the lock of the owner is held, no reference to its state is live, and `p`
+    // is a live block of it.
+    unsafe { free_locked(arena, arena.state.get(), p, owner, current) }
+}
+
+#[cold]
+#[inline(never)]
+unsafe fn free_contended(arena: &Arena, p: *mut u8, owner: usize, current: usize) {
+    let st: *mut ArenaState = arena.acquire_contended();
+    // SAFETY: the lock of the owner is held (the `&mut` from `acquire_contended` is not
+    // used again) and the caller passes a live block of it.
+    unsafe { free_locked(arena, st, p, owner, current) }
+}
+
+/// Returns `p` to its page, counts it and releases the lock.
+///
+/// # Safety
+/// The lock of `arena` (index `owner`) is held, `st` is its state (no reference to it
+/// live; raw for the reason given at `take_and_count`), and `p` is a live small block of
+/// one of its pages.
+#[inline]
+unsafe fn free_locked(
+    arena: &Arena,
+    st: *mut ArenaState,
+    p: *mut u8,
+    owner: usize,
+    current: usize,
+) {
+    let page = page::page_of(page::segment_of(p), p);
+    // SAFETY: the lock is held and `p` is a live block of `page`.
+    let (class, was_full, empty) = unsafe { page::put_block(page, p) };
+    debug_assert!(class < NUM_CLASSES);
+    let fixup = {
+        // SAFETY: the lock is held; this reference ends before the release below.
+        let st = unsafe { &mut *st };
+        st.frees += 1;
+        st.remote_frees += u64::from(owner != current);
+        was_full || (empty && st.classes[class] != page)
+    };
+    // An emptied page that heads its class list stays there (so an alloc/free pair on one
+    // block never reformats a page): only list upkeep leaves the fast path.
+    if fixup {
+        // SAFETY: forwarded: lock held, `page` formatted.
+        return unsafe { free_fixup(arena, st, page, was_full) };
+    }
+    if arena.lock.release() {
+        arena.lock.wake();
+    }
+}
+
+/// List upkeep after a free filled a hole in a full page or emptied a page; releases the
+/// lock.
+///
+/// # Safety
+/// The lock of `arena` is held, `st` is its state (no reference to it live), `page` is
+/// one of its formatted pages.
+#[cold]
+#[inline(never)]
+unsafe fn free_fixup(arena: &Arena, st: *mut ArenaState, page: *mut Page, was_full: bool) {
+    // SAFETY: the lock is held; this reference ends before the unlock below.
+    let st = unsafe { &mut *st };
+    // SAFETY: forwarded from the caller.
+    unsafe { fixup_locked(st, page, was_full) };
+    arena.lock.unlock();
+}
+
+/// The list upkeep of `free_fixup`, lock kept.
+///
+/// # Safety
+/// As for `free_fixup`.
+unsafe fn fixup_locked(st: &mut ArenaState, page: *mut Page, was_full: bool) {
+    // SAFETY: the lock is held; `class` is fixed while the page is formatted.
+    let class = unsafe { (*page).class } as usize;
+    if was_full {
+        // SAFETY: the lock is held; a full page is in no list.
+        unsafe { page::list_push(&mut st.classes[class], page) };
+        // SAFETY: the lock is held.
+        unsafe { (*page).state = PAGE_AVAILABLE };
+    } else {
+        // SAFETY: the lock is held and the page is empty and in its class list.
+        unsafe { retire_page(st, page, class) };
+    }
+}
+
+/// A snapshot of an arena's small-block counters.
+pub(crate) struct SmallSnapshot {
+    pub(crate) allocs: u64,
+    pub(crate) frees: u64,
+    pub(crate) remote_frees: u64,
+    pub(crate) contended: u64,
+    /// Bytes of blocks handed out (thread caches included).
+    pub(crate) bytes_in_use: usize,
+    /// Small segments mapped.
+    pub(crate) segments: usize,
+}
+
+/// Counters of arena `index` (`None` when `index >= MAX_HEAP_COUNT`), under its lock.
+pub(crate) fn small_snapshot(index: usize) -> Option<SmallSnapshot> {
+    let a = ARENAS.get(index)?;
+    let st = a.acquire();
+    let mut out = SmallSnapshot {
+        allocs: st.allocs,
+        frees: st.frees,
+        remote_frees: st.remote_frees,
+        contended: st.contended,
+        bytes_in_use: 0,
+        segments: 0,
+    };
+    // Bytes in use are summed from the pages rather than counted on every call.
+    let mut seg = st.segments;
+    while !seg.is_null() {
+        out.segments += 1;
+        for page in page::pages_of(seg) {
+            // SAFETY: the lock is held; the segment is live while listed.
+            out.bytes_in_use += unsafe { page::bytes_in_use(page) };
+        }
+        // SAFETY: as above.
+        seg = unsafe { (*seg).next };
+    }
+    a.lock.unlock();
+    Some(out)
+}
+
+/// Takes up to `n` blocks of class `class` from arena `idx` under one acquisition of its
+/// lock, handing each to `put` with its index (`put` must not allocate). Fewer when the
+/// fork handlers are not registered yet or memory runs out.
+pub(crate) fn take_batch(idx: usize, class: usize, n: u32, mut put: impl FnMut(u32, *mut u8)) {
+    let arena = arena(idx);
+    let st = arena.acquire();
+    for i in 0..n {
+        let mut page = st.classes[class];
+        if page.is_null() {
+            if !is_ready() {
+                break;
+            }
+            // SAFETY: the lock is held.
+            page = unsafe { fresh_page(st, class, idx) };
+            if page.is_null() {
+                break;
+            }
+        }
+        // SAFETY: the lock is held; `page` heads the class list so has a free block.
+        let (block, full) = unsafe { page::take_block(page) };
+        if full {
+            // SAFETY: the lock is held and `page` heads this class list.
+            unsafe { page::list_remove(&mut st.classes[class], page) };
+            // SAFETY: the lock is held.
+            unsafe { (*page).state = PAGE_FULL };
+        }
+        st.allocs += 1;
+        put(i, block);
+    }
+    arena.lock.unlock();
+}
+
+/// Frees a linked list of small blocks (first word = next), all owned by arena `owner`,
+/// under one acquisition of its lock.
+///
+/// # Safety
+/// Every block of the list is a live small block of arena `owner`, given up here.
+pub(crate) unsafe fn free_list(owner: usize, mut p: *mut u8, current: usize) {
+    let arena = arena(owner);
+    let st = arena.acquire();
+    while !p.is_null() {
+        // SAFETY: list links live in the blocks' first word.
+        let next = unsafe { p.cast::<*mut u8>().read() };
+        let page = page::page_of(page::segment_of(p), p);
+        // SAFETY: the lock is held and `p` is a live block of `page`.
+        let (class, was_full, empty) = unsafe { page::put_block(page, p) };
+        st.frees += 1;
+        st.remote_frees += u64::from(owner != current);
+        if was_full || (empty && st.classes[class] != page) {
+            // SAFETY: the lock is held and `page` is formatted.
+            unsafe { fixup_locked(st, page, was_full) };
+        }
+        p = next;
+    }
+    arena.lock.unlock();
+}
+
+/// Moves an empty page from its class list to the free pages; unmaps its segment if that
+/// leaves more than one segment of the arena empty.
+///
+/// # Safety
+/// The caller holds the arena lock; `page` is empty and in class list `class`.
+#[cold]
+unsafe fn retire_page(st: &mut ArenaState, page: *mut Page, class: usize) {
+    // SAFETY: the lock is held and the page is in this list.
+    unsafe { page::list_remove(&mut st.classes[class], page) };
+    // SAFETY: the lock is held.
+    unsafe { (*page).state = PAGE_FREE };
+    // SAFETY: the lock is held; the page is in no list now.
+    unsafe { page::list_push(&mut st.free_pages, page) };
+    let seg = page::segment_of_page(page);
+    // SAFETY: the segment is live (it holds `page`).
+    let used = unsafe { page::used_pages(seg) };
+    let n = used.load(Ordering::Relaxed) - 1;
+    used.store(n, Ordering::Relaxed);
+    if n == 0 {
+        st.empty_segments += 1;
+        if st.empty_segments > 1 {
+            for p in page::pages_of(seg) {
+                // SAFETY: the lock is held; every page of an empty segment is free, so in
+                // the free list.
+                unsafe { page::list_remove(&mut st.free_pages, p) };
+            }
+            st.empty_segments -= 1;
+            // SAFETY: the lock is held; `seg` is in the arena's segment list.
+            unsafe { unlink_segment(st, seg) };
+            // SAFETY: no page of the segment is in use or listed any more.
+            unsafe { sys::unmap(seg.cast(), SEGMENT_SIZE) };
+        }
+    }
+}
+
+/// Returns the memory of every empty page of every arena to the OS, then the huge heap's
+/// dirty free spans (`malloc_trim`); `true` if it released any.
+pub(crate) fn trim() -> bool {
+    let mut released = false;
+    for a in &ARENAS {
+        let st = a.acquire();
+        // Empty pages kept at the head of their class list become free pages first.
+        for class in 0..NUM_CLASSES {
+            let mut page = st.classes[class];
+            while !page.is_null() {
+                // SAFETY: the lock is held; listed pages are formatted descriptors.
+                let next = unsafe { (*page).next };
+                // SAFETY: as above.
+                let used = unsafe { (*page).used };
+                if used == 0 {
+                    // SAFETY: the lock is held; `page` is empty and in this class list.
+                    unsafe { retire_page(st, page, class) };
+                }
+                page = next;
+            }
+        }
+        let mut page = st.free_pages;
+        while !page.is_null() {
+            // SAFETY: the lock is held and guards the free pages' descriptors.
+            let dirty = unsafe { (*page).dirty };
+            // SAFETY: as above.
+            let start = unsafe { (*page).start };
+            // SAFETY: as above.
+            let next = unsafe { (*page).next };
+            if dirty != 0 {
+                // SAFETY: a free page holds no live block, and its descriptor lies in page
+                // 0, outside the range.
+                unsafe { sys::decommit(start, PAGE_SIZE) };
+                // SAFETY: as above (lock held).
+                unsafe { (*page).dirty = 0 };
+                released = true;
+            }
+            page = next;
+        }
+        a.lock.unlock();
+    }
+    huge::trim() | released
+}
+
+/// Removes `seg` from the arena's segment list.
+///
+/// # Safety
+/// The arena lock is held and `seg` is in `st.segments`.
+unsafe fn unlink_segment(st: &mut ArenaState, seg: *mut SegmentHeader) {
+    // SAFETY: `seg` is live and its `next` guarded by the lock.
+    let after = unsafe { (*seg).next };
+    if st.segments == seg {
+        st.segments = after;
+        return;
+    }
+    let mut cur = st.segments;
+    loop {
+        // SAFETY: every listed header is live and guarded by the lock.
+        let next = unsafe { (*cur).next };
+        if next == seg {
+            // SAFETY: as above.
+            unsafe { (*cur).next = after };
+            return;
+        }
+        cur = next;
+    }
+}
+
+/// Owner arena and class of `p` if it is a small block.
+///
+/// # Safety
+/// `p` is a live block of this allocator.
+#[inline]
+pub(crate) unsafe fn small_owner_class(p: *mut u8) -> Option<(usize, usize)> {
+    let seg = page::segment_of(p);
+    // SAFETY: `p` is live, so its header is mapped; `kind` never changes (read alone, see
+    // `free`).
+    if unsafe { (*seg).kind } != KIND_SMALL {
+        return None;
+    }
+    let page = page::page_of(seg, p);
+    // SAFETY: `class` is not written while a block of the page is live.
+    let class = unsafe { (*page).class } as usize;
+    // SAFETY: as above; `owner` never changes.
+    let owner = unsafe { (*seg).owner } as usize;
+    Some((owner, class))
+}
+
+/// Usable bytes of live block `p`.
+///
+/// # Safety
+/// `p` is a live block of this allocator.
+pub(crate) unsafe fn usable_size(p: *mut u8) -> usize {
+    let seg = page::segment_of(p);
+    // SAFETY: `p` is live, so its header is mapped; `kind` never changes.
+    if unsafe { (*seg).kind } == KIND_SMALL {
+        // SAFETY: `p` is a live block of this small segment.
+        unsafe { page::block_size(seg, p) }
+    } else {
+        // SAFETY: `p` is a live huge block with this header.
+        unsafe { huge::usable_size(seg) }
+    }
+}
+
+/// Resizes `p` without moving its contents when possible: `Some(q)` (for a huge block `q`
+/// may differ: its mapping moved; null when out of memory), `None` when the caller must
+/// allocate, copy and free.
+///
+/// # Safety
+/// `p` is a live block of this allocator aligned to `align`; `new_size > 0`.
+pub(crate) unsafe fn resize_in_place(p: *mut u8, new_size: usize, align: usize) -> Option<*mut u8> {
+    let seg = page::segment_of(p);
+    // SAFETY: `p` is live, so its header is mapped; `kind` never changes.
+    let kind = unsafe { (*seg).kind };
+    let target = class_for(new_size, align);
+    if kind == KIND_SMALL {
+        // SAFETY: `p` is a live block of this small segment.
+        let bs = unsafe { page::block_size(seg, p) };
+        if let Some(t) = target
+            && class_size(t) <= bs
+            && (class_size(t) * 2 > bs || bs == class_size(0))
+        {
+            return Some(p);
+        }
+    } else if target.is_none() {
+        // SAFETY: `p` is a live huge block and the new size stays huge.
+        return unsafe { huge::resize(seg, p, new_size, align) };
+    }
+    None
+}
+
+const _: () = assert!(PAGES_PER_SEGMENT >= 2);

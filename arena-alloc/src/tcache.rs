@@ -1,0 +1,336 @@
+//! The per-thread cache of small blocks: the hit path of `malloc` and `free`.
+//!
+//! A thread keeps up to `CACHE_BLOCKS` free blocks per class for the first
+//! `CACHED_CLASSES` classes, all owned by one arena (the one it last refilled from), so the
+//! common alloc/free pair touches no lock and no shared line. Blocks of other arenas are batched
+//! per owner and returned under one lock (never handed to this thread: no false sharing of
+//! handed-out blocks). A pthread key destructor returns everything when the thread exits;
+//! `flush_thread_cache` does it on demand.
+
+use crate::arena::{self, alloc_small, free_list};
+use crate::class::NUM_CLASSES;
+use crate::sync::global::{AtomicU32, Ordering, UnsafeCell};
+use crate::sys;
+use core::ptr;
+
+/// Classes served from the per-thread cache (blocks up to 1 KiB).
+pub const CACHED_CLASSES: usize = 20;
+/// Most free blocks a thread keeps per cached class.
+pub const CACHE_BLOCKS: u32 = 32;
+/// Blocks taken from the arena in one refill (one lock acquisition).
+const REFILL: u32 = CACHE_BLOCKS / 2;
+
+const _: () = assert!(CACHED_CLASSES <= NUM_CLASSES && REFILL >= 1);
+
+const CACHE_UNREGISTERED: u8 = 0;
+const CACHE_ACTIVE: u8 = 1;
+const CACHE_REGISTERING: u8 = 2;
+/// Thread exiting, or no pthread key: every call goes to the arenas.
+const CACHE_OFF: u8 = 3;
+
+#[derive(Clone, Copy)]
+struct Bin {
+    head: *mut u8,
+    count: u32,
+}
+
+struct ThreadCache {
+    bins: [Bin; CACHED_CLASSES],
+    /// Arena whose blocks this cache holds (`NO_ARENA` until the first refill).
+    arena: usize,
+    state: u8,
+    /// Freed blocks of arena `remote_owner` (another arena's when they were freed; kept
+    /// when the cache switches to that arena, see `cache_refill`), returned in one batch.
+    remote: *mut u8,
+    remote_owner: usize,
+    remote_count: u32,
+}
+
+std::thread_local! {
+    /// Const-initialised and without `Drop`: never allocates, usable during thread exit.
+    static CACHE: UnsafeCell<ThreadCache> = const {
+        UnsafeCell::new(ThreadCache {
+            bins: [Bin { head: ptr::null_mut(), count: 0 }; CACHED_CLASSES],
+            arena: NO_ARENA,
+            state: CACHE_UNREGISTERED,
+            remote: ptr::null_mut(),
+            remote_owner: 0,
+            remote_count: 0,
+        })
+    };
+}
+
+/// `ThreadCache::arena` of a thread that has not allocated yet: every block it frees is
+/// some other arena's.
+const NO_ARENA: usize = usize::MAX;
+
+/// The pthread key whose destructor flushes a thread's cache (`u32::MAX`: none).
+static CACHE_KEY: AtomicU32 = AtomicU32::new(u32::MAX);
+
+#[inline]
+fn cache_ptr() -> Option<*mut ThreadCache> {
+    CACHE.try_with(|c| c.get()).ok()
+}
+
+/// Pops a cached block of class `class` (< CACHED_CLASSES).
+#[inline]
+pub(crate) fn cache_pop(class: usize) -> Option<*mut u8> {
+    let tc = cache_ptr()?;
+    // SAFETY: the cache is this thread's own; no reference to it outlives this function
+    // and nothing here re-enters the allocator.
+    let bin = unsafe { &mut (*tc).bins[class] };
+    let h = bin.head;
+    if h.is_null() {
+        return None;
+    }
+    // SAFETY: cached blocks are free and hold the next cached block in their first word.
+    bin.head = unsafe { h.cast::<*mut u8>().read() };
+    bin.count -= 1;
+    Some(h)
+}
+
+/// Blocks of another arena a thread collects before returning them under one lock.
+pub const REMOTE_BATCH: u32 = 32;
+
+/// Offers small block `p` of class `class` owned by arena `owner` to the cache; `false`
+/// means the caller frees it to the arena.
+///
+/// # Safety
+/// `p` is a live small block of class `class`, given up by the caller if accepted.
+#[inline]
+pub(crate) unsafe fn cache_push(p: *mut u8, owner: usize, class: usize) -> bool {
+    let Some(tcp) = cache_ptr() else {
+        return false;
+    };
+    // SAFETY: this thread's own cache (see `cache_pop`).
+    let tc = unsafe { &mut *tcp };
+    if tc.state != CACHE_ACTIVE || tc.arena != owner || class >= CACHED_CLASSES {
+        // SAFETY: forwarded from the caller.
+        return unsafe { push_slow(tcp, p, owner, class) };
+    }
+    let bin = &mut tc.bins[class];
+    if bin.count >= CACHE_BLOCKS {
+        // SAFETY: forwarded from the caller.
+        return unsafe { push_slow(tcp, p, owner, class) };
+    }
+    // SAFETY: `p` is free now and at least 16 bytes long.
+    unsafe { p.cast::<*mut u8>().write(bin.head) };
+    bin.head = p;
+    bin.count += 1;
+    true
+}
+
+/// `cache_push` when the block is not simply parked: registers the cache on first use,
+/// returns a full bin to the arena in one batch, and batches blocks of other arenas.
+///
+/// # Safety
+/// As for `cache_push`; `tcp` is this thread's cache.
+#[cold]
+#[inline(never)]
+unsafe fn push_slow(tcp: *mut ThreadCache, p: *mut u8, owner: usize, class: usize) -> bool {
+    // SAFETY: this thread's own cache; no reference outlives a call that may re-enter.
+    if unsafe { (*tcp).state } == CACHE_UNREGISTERED {
+        // SAFETY: as above.
+        unsafe { register(tcp) };
+    }
+    // SAFETY: as above.
+    let tc = unsafe { &mut *tcp };
+    if tc.state != CACHE_ACTIVE {
+        return false;
+    }
+    if tc.arena == owner && class < CACHED_CLASSES {
+        // The bin is full: return it whole under one lock, then park `p`.
+        let bin = &mut tc.bins[class];
+        let head = bin.head;
+        *bin = Bin {
+            head: ptr::null_mut(),
+            count: 0,
+        };
+        // SAFETY: the bin's blocks are free blocks of this arena, detached above.
+        unsafe { free_list(owner, head, owner) };
+        // SAFETY: `p` is free and at least 16 bytes; the bin is this thread's.
+        unsafe { cache_insert(tcp, class, p) };
+        return true;
+    }
+    // A block of another arena: batch it (one owner at a time).
+    if tc.remote_count > 0 && tc.remote_owner != owner {
+        // SAFETY: as above.
+        unsafe { flush_remote(tcp) };
+    }
+    // SAFETY: as above.
+    let tc = unsafe { &mut *tcp };
+    // SAFETY: `p` is free and at least 16 bytes long.
+    unsafe { p.cast::<*mut u8>().write(tc.remote) };
+    tc.remote = p;
+    tc.remote_owner = owner;
+    tc.remote_count += 1;
+    if tc.remote_count >= REMOTE_BATCH {
+        // SAFETY: as above.
+        unsafe { flush_remote(tcp) };
+    }
+    true
+}
+
+/// Returns the batched blocks of another arena.
+///
+/// # Safety
+/// `tcp` is this thread's cache.
+unsafe fn flush_remote(tcp: *mut ThreadCache) {
+    // SAFETY: forwarded; the batch is detached before the blocks are freed.
+    let (head, owner, current) = unsafe {
+        let tc = &mut *tcp;
+        let h = tc.remote;
+        tc.remote = ptr::null_mut();
+        tc.remote_count = 0;
+        (h, tc.remote_owner, tc.arena)
+    };
+    if !head.is_null() {
+        // SAFETY: the batch holds free blocks of `owner`, detached above.
+        unsafe { free_list(owner, head, current) };
+    }
+}
+
+/// Cache miss on class `class` (< CACHED_CLASSES): refills from arena `idx` under one
+/// lock and returns one block (null when out of memory).
+#[cold]
+#[inline(never)]
+pub(crate) fn cache_refill(idx: usize, class: usize) -> *mut u8 {
+    let Some(tcp) = cache_ptr() else {
+        return alloc_small(idx, class);
+    };
+    // SAFETY: this thread's own cache; `register` and `flush` below take it by pointer.
+    let state = unsafe { (*tcp).state };
+    if state == CACHE_UNREGISTERED {
+        // SAFETY: `tcp` is this thread's cache.
+        unsafe { register(tcp) };
+    }
+    // SAFETY: as above.
+    if unsafe { (*tcp).state } != CACHE_ACTIVE {
+        return alloc_small(idx, class);
+    }
+    // Blocks of the previous arena go home before the cache switches arenas. A batch of
+    // freed blocks of arena `idx` itself stays batched: returned now, this very refill
+    // would hand them straight back to this thread. They are typically blocks another
+    // thread allocated and handed over (Hoard's cache-scratch); reusing one here would
+    // put this thread's objects on that thread's cache lines (passive false sharing).
+    // SAFETY: as above.
+    if unsafe { (*tcp).arena } != idx {
+        // SAFETY: as above.
+        unsafe { flush_bins(tcp) };
+        // SAFETY: as above.
+        if unsafe { (*tcp).remote_owner } != idx {
+            // SAFETY: as above.
+            unsafe { flush_remote(tcp) };
+        }
+        // SAFETY: as above.
+        unsafe { (*tcp).arena = idx };
+    }
+    let mut first = ptr::null_mut();
+    arena::take_batch(idx, class, REFILL, |i, block| {
+        if i == 0 {
+            first = block;
+        } else {
+            // SAFETY: this thread's own cache; `block` is ours and free.
+            unsafe { cache_insert(tcp, class, block) };
+        }
+    });
+    if first.is_null() {
+        // Not ready yet (fork handlers) or out of memory: the general path handles both.
+        return alloc_small(idx, class);
+    }
+    first
+}
+
+/// # Safety
+/// `tcp` is this thread's cache and `block` a free block of class `class` it may keep.
+unsafe fn cache_insert(tcp: *mut ThreadCache, class: usize, block: *mut u8) {
+    // SAFETY: forwarded from the caller.
+    let bin = unsafe { &mut (*tcp).bins[class] };
+    // SAFETY: `block` is free and at least 16 bytes.
+    unsafe { block.cast::<*mut u8>().write(bin.head) };
+    bin.head = block;
+    bin.count += 1;
+}
+
+/// Arms the exit destructor for this thread's cache.
+///
+/// # Safety
+/// `tcp` is this thread's cache.
+#[cold]
+unsafe fn register(tcp: *mut ThreadCache) {
+    let key = CACHE_KEY.load(Ordering::Acquire);
+    if key == u32::MAX {
+        // No key (yet): stay unregistered, serve from the arenas.
+        return;
+    }
+    // `pthread_setspecific` may allocate (keys beyond the first 32): such calls bypass
+    // the cache because the state is not ACTIVE meanwhile.
+    // SAFETY: forwarded from the caller.
+    unsafe { (*tcp).state = CACHE_REGISTERING };
+    let ok = sys::set_thread_value(key, tcp.cast());
+    // SAFETY: as above.
+    unsafe { (*tcp).state = if ok { CACHE_ACTIVE } else { CACHE_OFF } };
+}
+
+/// Returns every cached block of the thread cache `tcp` to its arena.
+///
+/// # Safety
+/// `tcp` is this thread's cache.
+unsafe fn flush(tcp: *mut ThreadCache) {
+    // SAFETY: forwarded from the caller.
+    unsafe { flush_bins(tcp) };
+    // SAFETY: forwarded from the caller.
+    unsafe { flush_remote(tcp) };
+}
+
+/// Returns the cached blocks of the bins (not the remote batch) to the cache's arena.
+///
+/// # Safety
+/// `tcp` is this thread's cache.
+unsafe fn flush_bins(tcp: *mut ThreadCache) {
+    // Every cached block belongs to the cache's arena, so none of these frees is remote.
+    // SAFETY: forwarded from the caller.
+    let current = unsafe { (*tcp).arena };
+    for class in 0..CACHED_CLASSES {
+        // SAFETY: forwarded from the caller; the bin is detached before freeing.
+        let p = unsafe {
+            let bin = &mut (*tcp).bins[class];
+            let h = bin.head;
+            *bin = Bin {
+                head: ptr::null_mut(),
+                count: 0,
+            };
+            h
+        };
+        if !p.is_null() {
+            // SAFETY: the bin's blocks are free blocks of the cache's arena, detached.
+            unsafe { free_list(current, p, current) };
+        }
+    }
+}
+
+/// The pthread key destructor: runs in the exiting thread with its cache pointer.
+extern "C" fn cache_exit(tcp: *mut libc::c_void) {
+    let tcp = tcp.cast::<ThreadCache>();
+    // SAFETY: the value set by `register` is the exiting thread's own cache, alive until
+    // its TLS is released after key destructors.
+    unsafe { (*tcp).state = CACHE_OFF };
+    // SAFETY: as above.
+    unsafe { flush(tcp) };
+}
+
+/// Creates the cache key (from `ensure_ready`, with no lock held).
+pub(crate) fn create_cache_key() {
+    if let Some(key) = sys::create_thread_key(cache_exit) {
+        CACHE_KEY.store(key, Ordering::Release);
+    }
+}
+
+/// Returns the calling thread's cached free blocks to their arenas (statistics then count
+/// them as freed). Threads do this automatically when they exit.
+pub fn flush_thread_cache() {
+    if let Some(tcp) = cache_ptr() {
+        // SAFETY: this thread's own cache.
+        unsafe { flush(tcp) };
+    }
+}
