@@ -4,6 +4,7 @@
 #   python3: a thread pool building and sorting lists of strings and dicts
 #   git:     init, add and commit 400 files, log
 #   gcc:     compile and run a small C program
+#   misuse:  double and interior frees must abort with a message (ci/misuse.c)
 #   capi_test: every exported function (glibc's __libc_* names, mallinfo2, mallopt,
 #              malloc_trim, malloc_stats, malloc_info, C23 free_sized), alignment and
 #              errno cases, threads, fork
@@ -121,4 +122,24 @@ case "$msg" in
     *"arena-alloc: ignoring ARENA_ALLOC_HEAP_COUNT"*) echo "preload check: arena-alloc answered python3's allocations";;
     *) echo "preload check FAILED: $msg"; FAIL=1;;
 esac
+# Misuse of free: each case must abort (SIGABRT, exit status 134) with arena-alloc's line.
+gcc -O0 -Wno-free-nonheap-object -o "$WORK/misuse" "$ROOT/arena-alloc/ci/misuse.c"
+misuse() { # HARDENED CASE
+    local rc=0 err
+    err=$(ARENA_ALLOC_HARDENED=$1 LD_PRELOAD="$LIB" "$WORK/misuse" "$2" 2>&1 >/dev/null) || rc=$?
+    if [ "$rc" = 134 ] && [[ "$err" == *"arena-alloc: free(): "* ]]; then
+        echo "misuse $2 (hardened=$1): aborted: ${err%%$'\n'*}"
+    else
+        echo "misuse $2 (hardened=$1): NOT CAUGHT (exit $rc): $err"; FAIL=1
+    fi
+}
+for c in huge-double huge-interior direct-double small-interior-64 small-interior-48 small-interior-2k; do
+    misuse 0 "$c"
+    misuse 1 "$c"
+done
+misuse 1 small-double
+for h in 0 1; do
+    ARENA_ALLOC_HARDENED=$h LD_PRELOAD="$LIB" "$WORK/misuse" valid >/dev/null \
+        || { echo "misuse valid (hardened=$h) FAILED"; FAIL=1; }
+done
 [ "$FAIL" = 0 ] && echo "real programs: all same output" || { echo "real programs: FAILED"; exit 1; }

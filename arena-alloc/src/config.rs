@@ -2,12 +2,15 @@
 //! Safe code; the parser runs under Miri.
 
 use crate::arena::MAX_HEAP_COUNT;
-use crate::sync::global::{AtomicUsize, Ordering};
+use crate::sync::global::{AtomicBool, AtomicUsize, Ordering};
 use crate::sys;
 use core::fmt;
 
 /// The environment variable that sets the heap count (1 = a single heap).
 pub const HEAP_COUNT_ENV: &str = "ARENA_ALLOC_HEAP_COUNT";
+/// The environment variable that turns on the hardened mode (`1`; `0` or unset: off), read
+/// once when the allocator starts (before it hands out its first block).
+pub const HARDENED_ENV: &str = "ARENA_ALLOC_HARDENED";
 /// The default heap count is the CPU count, but never below this.
 pub const MIN_DEFAULT_HEAP_COUNT: usize = 2;
 
@@ -87,6 +90,50 @@ pub(crate) fn env_heap_count_fast() -> Option<usize> {
 pub(crate) fn set_env_heap_count(n: usize) {
     if check_heap_count(n).is_ok() {
         ENV_HEAP_COUNT.store(n, Ordering::Relaxed);
+    }
+}
+
+static HARDENED: AtomicBool = AtomicBool::new(false);
+
+/// Whether the hardened mode is on: no thread caches (every block goes through its
+/// arena's lock), a per-page bitmap of live blocks that catches double frees of small
+/// blocks, and small segments are never unmapped (a late double free reads a mapped
+/// header). Costs nothing on the cached fast path when off.
+#[inline]
+pub fn hardened() -> bool {
+    HARDENED.load(Ordering::Relaxed)
+}
+
+/// What a value of [`HARDENED_ENV`] means: `Some(on)`, or `None` for a value that is not
+/// `0`, `1` or empty (off, with a line on stderr).
+pub fn parse_hardened(value: &[u8]) -> Option<bool> {
+    match value {
+        b"1" => Some(true),
+        b"0" | b"" => Some(false),
+        _ => None,
+    }
+}
+
+/// Reads [`HARDENED_ENV`] (once, from `ensure_ready`, before the first block exists).
+#[cold]
+pub(crate) fn read_hardened() {
+    let Some(v) = sys::getenv_copy(c"ARENA_ALLOC_HARDENED") else {
+        return;
+    };
+    match parse_hardened(v.bytes()) {
+        Some(on) if !v.truncated() => HARDENED.store(on, Ordering::Relaxed),
+        _ => {
+            let mut l = Line {
+                buf: [0; 192],
+                len: 0,
+            };
+            l.push(b"arena-alloc: ignoring ");
+            l.push(HARDENED_ENV.as_bytes());
+            l.push(b"=\"");
+            l.push(v.bytes());
+            l.push(b"\": expected 0 or 1; hardened mode off\n");
+            sys::write_stderr(&l.buf[..l.len]);
+        }
     }
 }
 
@@ -201,6 +248,15 @@ mod tests {
             parse_env_value(b"abc", true),
             Err(HeapCountError::NotANumber)
         );
+    }
+
+    #[test]
+    fn hardened_values() {
+        assert_eq!(parse_hardened(b"1"), Some(true));
+        assert_eq!(parse_hardened(b"0"), Some(false));
+        assert_eq!(parse_hardened(b""), Some(false));
+        assert_eq!(parse_hardened(b"yes"), None);
+        assert_eq!(parse_hardened(b"11"), None);
     }
 
     #[test]

@@ -23,8 +23,8 @@ pub use class::{
     worst_case_waste_permille,
 };
 pub use config::{
-    HEAP_COUNT_ENV, HeapCountError, MIN_DEFAULT_HEAP_COUNT, check_heap_count, default_heap_count,
-    parse_heap_count,
+    HARDENED_ENV, HEAP_COUNT_ENV, HeapCountError, MIN_DEFAULT_HEAP_COUNT, check_heap_count,
+    default_heap_count, hardened, parse_hardened, parse_heap_count,
 };
 pub use stats::{ArenaStats, arena_stats, total_stats};
 pub use tcache::{CACHE_BLOCKS, CACHED_CLASSES, REMOTE_BATCH, flush_thread_cache};
@@ -169,7 +169,8 @@ impl ArenaAlloc {
         }
     }
 
-    /// Frees a live block.
+    /// Frees a live block: the hit path parks it in this thread's cache; everything else
+    /// is a tail call, so the inlined code needs no saved registers.
     ///
     /// # Safety
     /// `ptr` is a live block of this allocator, not used afterwards.
@@ -181,13 +182,39 @@ impl ArenaAlloc {
             if unsafe { tcache::cache_push(ptr, owner, class) } {
                 return;
             }
+            // SAFETY: as above.
+            return unsafe { self.free_small_miss(ptr, owner, class) };
         }
-        match self.fast_index() {
-            // SAFETY: forwarded from the caller.
-            Some(current) => unsafe { arena::free(ptr, current) },
-            // SAFETY: forwarded from the caller.
-            None => unsafe { self.free_slow(ptr) },
+        // SAFETY: forwarded from the caller.
+        unsafe { self.free_to_arena(ptr) }
+    }
+
+    /// `free` of a small block the cache did not simply park.
+    ///
+    /// # Safety
+    /// `ptr` is a live small block of `class` owned by arena `owner`.
+    #[inline(never)]
+    unsafe fn free_small_miss(&self, ptr: *mut u8, owner: usize, class: usize) {
+        // SAFETY: forwarded from the caller.
+        if unsafe { tcache::push_miss(ptr, owner, class) } {
+            return;
         }
+        // SAFETY: forwarded from the caller.
+        unsafe { self.free_to_arena(ptr) }
+    }
+
+    /// Frees a live block to its arena (or the huge heap), not through the cache.
+    ///
+    /// # Safety
+    /// `ptr` is a live block of this allocator, not used afterwards.
+    #[inline(never)]
+    unsafe fn free_to_arena(&self, ptr: *mut u8) {
+        let current = match self.fast_index() {
+            Some(i) => i,
+            None => self.arena_index(),
+        };
+        // SAFETY: forwarded from the caller.
+        unsafe { arena::free(ptr, current) }
     }
 
     /// Resizes in place when possible, else allocates, copies `old_size.min(new_size)`
@@ -215,13 +242,6 @@ impl ArenaAlloc {
             unsafe { self.free(ptr) };
         }
         q
-    }
-
-    #[cold]
-    #[inline(never)]
-    unsafe fn free_slow(&self, ptr: *mut u8) {
-        // SAFETY: forwarded from the caller.
-        unsafe { arena::free(ptr, self.arena_index()) }
     }
 }
 

@@ -43,7 +43,10 @@ pub(crate) const PAGE_FULL: u8 = 2;
 pub(crate) struct Page {
     pub(crate) free: *mut u8,
     pub(crate) bump: *mut u8,
-    pub(crate) bump_end: *mut u8,
+    /// `ceil(2^64 / block_size)`: `offset * div_magic mod 2^64 < div_magic` exactly when
+    /// `block_size` divides `offset` (for offsets below 2^32): the one-multiply check that
+    /// a freed pointer starts a block ([`is_block_start`]).
+    pub(crate) div_magic: u64,
     pub(crate) next: *mut Page,
     pub(crate) prev: *mut Page,
     pub(crate) start: *mut u8,
@@ -155,7 +158,7 @@ pub(crate) fn new_segment(
         let page = Page {
             free: ptr::null_mut(),
             bump: ptr::null_mut(),
-            bump_end: ptr::null_mut(),
+            div_magic: 0,
             next: ptr::null_mut(),
             prev: ptr::null_mut(),
             start: base.wrapping_add(idx * PAGE_SIZE),
@@ -185,7 +188,7 @@ pub(crate) unsafe fn format_page(page: *mut Page, class: usize) {
     let fresh = Page {
         free: ptr::null_mut(),
         bump: start,
-        bump_end: start.wrapping_add(capacity * size),
+        div_magic: div_magic(size),
         next: ptr::null_mut(),
         prev: ptr::null_mut(),
         start,
@@ -199,6 +202,52 @@ pub(crate) unsafe fn format_page(page: *mut Page, class: usize) {
     // SAFETY: as above; the page is in no list and no block of it is live, so nobody
     // reads `block_size`/`class` concurrently.
     unsafe { page.write(fresh) };
+}
+
+/// Where the hardened mode's bitmaps of live blocks start in page 0 (after the header and
+/// descriptors): one bit per 16 bytes of each page, `BITMAP_BYTES` per page.
+const BITMAP_OFFSET: usize = 4096;
+const BITMAP_BYTES: usize = PAGE_SIZE / crate::class::MIN_BLOCK / 8;
+const _: () = assert!(size_of::<Segment>() <= BITMAP_OFFSET);
+const _: () = assert!(BITMAP_OFFSET + PAGES_PER_SEGMENT * BITMAP_BYTES <= PAGE_SIZE);
+
+/// The bitmap word and bit of block `p` (in a page of a small segment).
+fn live_bit(p: *mut u8) -> (*mut u64, u64) {
+    let seg = segment_of(p).cast::<u8>();
+    let page = (p.addr() - seg.addr()) >> PAGE_SHIFT;
+    let bit = (p.addr() & (PAGE_SIZE - 1)) / crate::class::MIN_BLOCK;
+    let word = seg
+        .wrapping_add(BITMAP_OFFSET + page * BITMAP_BYTES + bit / 64 * 8)
+        .cast::<u64>();
+    (word, 1 << (bit % 64))
+}
+
+/// Hardened mode: records block `p` as live.
+///
+/// # Safety
+/// The caller holds the owner's lock (which guards the bitmap) and `p` is a block of a
+/// formatted page of a small segment.
+#[cold]
+unsafe fn mark_live(p: *mut u8) {
+    let (w, m) = live_bit(p);
+    // SAFETY: the word lies in page 0 of the segment, guarded by the caller's lock.
+    unsafe { *w |= m };
+}
+
+/// Hardened mode: records block `p` as free; aborts if it was not live (a double free).
+///
+/// # Safety
+/// As for `mark_live`.
+#[cold]
+unsafe fn mark_free(p: *mut u8) {
+    let (w, m) = live_bit(p);
+    // SAFETY: as in `mark_live`.
+    let v = unsafe { *w };
+    if v & m == 0 {
+        sys::abort_with("free(): double free detected (small block)", p.addr());
+    }
+    // SAFETY: as above.
+    unsafe { *w = v & !m };
 }
 
 /// Takes a block from `page`; returns it and whether the page is now full.
@@ -221,7 +270,7 @@ pub(crate) unsafe fn take_block(page: *mut Page) -> (*mut u8, bool) {
         // SAFETY: as above.
         let size = unsafe { (*page).block_size };
         // SAFETY: as above.
-        debug_assert!(b < unsafe { (*page).bump_end });
+        debug_assert!(b < unsafe { (*page).start.wrapping_add(PAGE_SIZE) });
         // SAFETY: as above.
         unsafe { (*page).bump = b.wrapping_add(size as usize) };
         b
@@ -232,6 +281,10 @@ pub(crate) unsafe fn take_block(page: *mut Page) -> (*mut u8, bool) {
     let capacity = unsafe { (*page).capacity };
     // SAFETY: as above.
     unsafe { (*page).used = used };
+    if crate::config::hardened() {
+        // SAFETY: the lock is held and `block` is a block of this formatted page.
+        unsafe { mark_live(block) };
+    }
     (block, used == capacity)
 }
 
@@ -241,6 +294,10 @@ pub(crate) unsafe fn take_block(page: *mut Page) -> (*mut u8, bool) {
 /// The caller holds the owner's lock and `p` is a live block of `page`.
 #[inline]
 pub(crate) unsafe fn put_block(page: *mut Page, p: *mut u8) -> (usize, bool, bool) {
+    if crate::config::hardened() {
+        // SAFETY: the lock is held and `p` is a block of this formatted page.
+        unsafe { mark_free(p) };
+    }
     // SAFETY: the caller holds the owner's lock, which guards every field written here.
     let used = unsafe { (*page).used };
     // SAFETY: as above.
@@ -256,6 +313,31 @@ pub(crate) unsafe fn put_block(page: *mut Page, p: *mut u8) -> (usize, bool, boo
     // SAFETY: `class` is fixed while the page is formatted.
     let class = unsafe { (*page).class } as usize;
     (class, used == capacity, used == 1)
+}
+
+/// The [`Page::div_magic`] of blocks of `size` bytes (`16 <= size < 2^32`).
+pub(crate) const fn div_magic(size: usize) -> u64 {
+    u64::MAX / size as u64 + 1
+}
+
+/// Whether `size` (with magic `magic = div_magic(size)`) divides `offset < 2^32`.
+#[inline]
+pub(crate) const fn divides(magic: u64, offset: u32) -> bool {
+    (offset as u64).wrapping_mul(magic) < magic
+}
+
+/// Whether `p`, a pointer into small page `page` (formatted, a block of it live or the
+/// caller's), is the start of one of its blocks: its offset in the page is a multiple of
+/// the block size. Pages are `PAGE_SIZE`-aligned, so the offset is `p`'s low bits.
+///
+/// # Safety
+/// `page` is the descriptor of a formatted page (its `div_magic` is fixed while any of its
+/// blocks is live).
+#[inline]
+pub(crate) unsafe fn is_block_start(page: *mut Page, p: *mut u8) -> bool {
+    // SAFETY: forwarded from the caller.
+    let magic = unsafe { (*page).div_magic };
+    divides(magic, (p.addr() & (PAGE_SIZE - 1)) as u32)
 }
 
 /// Block size of the page holding live block `p` of small segment `seg`.
@@ -349,4 +431,30 @@ pub(crate) fn pages_of(seg: *mut SegmentHeader) -> impl Iterator<Item = *mut Pag
 pub(crate) unsafe fn used_pages<'a>(seg: *mut SegmentHeader) -> &'a AtomicU32 {
     // SAFETY: the header lives as long as the segment; the field is atomic.
     unsafe { &(*seg).used_pages }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::class::{NUM_CLASSES, class_size};
+
+    /// The one-multiply divisibility check is exact for every class and every offset in a
+    /// page (every 4093rd offset under Miri).
+    #[test]
+    fn divides_is_exact_for_every_class_and_offset() {
+        let step = if cfg!(miri) { 4093 } else { 1 };
+        for c in 0..NUM_CLASSES {
+            let size = class_size(c);
+            let m = div_magic(size);
+            let mut off = 0;
+            while off < PAGE_SIZE {
+                assert_eq!(
+                    divides(m, off as u32),
+                    off % size == 0,
+                    "size {size} off {off}"
+                );
+                off += step;
+            }
+        }
+    }
 }

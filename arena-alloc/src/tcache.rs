@@ -92,8 +92,10 @@ pub(crate) fn cache_pop(class: usize) -> Option<*mut u8> {
 /// Blocks of another arena a thread collects before returning them under one lock.
 pub const REMOTE_BATCH: u32 = 32;
 
-/// Offers small block `p` of class `class` owned by arena `owner` to the cache; `false`
-/// means the caller frees it to the arena.
+/// Parks small block `p` of class `class` owned by arena `owner` in its bin if the cache
+/// holds that arena's blocks and the bin has room (the whole hit path of `free`); `false`
+/// means the caller goes on with [`push_miss`]. Makes no call, so `free` needs no saved
+/// registers.
 ///
 /// # Safety
 /// `p` is a live small block of class `class`, given up by the caller if accepted.
@@ -105,13 +107,11 @@ pub(crate) unsafe fn cache_push(p: *mut u8, owner: usize, class: usize) -> bool 
     // SAFETY: this thread's own cache (see `cache_pop`).
     let tc = unsafe { &mut *tcp };
     if tc.state != CACHE_ACTIVE || tc.arena != owner || class >= CACHED_CLASSES {
-        // SAFETY: forwarded from the caller.
-        return unsafe { push_slow(tcp, p, owner, class) };
+        return false;
     }
     let bin = &mut tc.bins[class];
     if bin.count >= CACHE_BLOCKS {
-        // SAFETY: forwarded from the caller.
-        return unsafe { push_slow(tcp, p, owner, class) };
+        return false;
     }
     // SAFETY: `p` is free now and at least 16 bytes long.
     unsafe { p.cast::<*mut u8>().write(bin.head) };
@@ -120,13 +120,24 @@ pub(crate) unsafe fn cache_push(p: *mut u8, owner: usize, class: usize) -> bool 
     true
 }
 
+/// `free` after [`cache_push`] declined: `false` means the caller frees `p` to its arena.
+///
+/// # Safety
+/// As for `cache_push`.
+pub(crate) unsafe fn push_miss(p: *mut u8, owner: usize, class: usize) -> bool {
+    let Some(tcp) = cache_ptr() else {
+        return false;
+    };
+    // SAFETY: forwarded from the caller; `tcp` is this thread's cache.
+    unsafe { push_slow(tcp, p, owner, class) }
+}
+
 /// `cache_push` when the block is not simply parked: registers the cache on first use,
 /// returns a full bin to the arena in one batch, and batches blocks of other arenas.
 ///
 /// # Safety
 /// As for `cache_push`; `tcp` is this thread's cache.
-#[cold]
-#[inline(never)]
+#[inline]
 unsafe fn push_slow(tcp: *mut ThreadCache, p: *mut u8, owner: usize, class: usize) -> bool {
     // SAFETY: this thread's own cache; no reference outlives a call that may re-enter.
     if unsafe { (*tcp).state } == CACHE_UNREGISTERED {
@@ -258,6 +269,12 @@ unsafe fn cache_insert(tcp: *mut ThreadCache, class: usize, block: *mut u8) {
 /// `tcp` is this thread's cache.
 #[cold]
 unsafe fn register(tcp: *mut ThreadCache) {
+    if crate::config::hardened() {
+        // Hardened: no cache, every block goes through its arena (and its bitmap).
+        // SAFETY: forwarded from the caller.
+        unsafe { (*tcp).state = CACHE_OFF };
+        return;
+    }
     let key = CACHE_KEY.load(Ordering::Acquire);
     if key == u32::MAX {
         // No key (yet): stay unregistered, serve from the arenas.

@@ -113,6 +113,8 @@ pub(crate) fn ensure_ready() {
         .compare_exchange(0, 1, Ordering::AcqRel, Ordering::Acquire)
         .is_ok()
     {
+        // First: `atfork` may allocate, and every block must see the final mode.
+        crate::config::read_hardened();
         sys::atfork(fork_prepare, fork_parent, fork_child);
         crate::tcache::create_cache_key();
         READY.store(2, Ordering::Release);
@@ -529,7 +531,8 @@ unsafe fn retire_page(st: &mut ArenaState, page: *mut Page, class: usize) {
     used.store(n, Ordering::Relaxed);
     if n == 0 {
         st.empty_segments += 1;
-        if st.empty_segments > 1 {
+        // Hardened: segments stay mapped, so a late double free reads a mapped header.
+        if st.empty_segments > 1 && !crate::config::hardened() {
             for p in page::pages_of(seg) {
                 // SAFETY: the lock is held; every page of an empty segment is free, so in
                 // the free list.
@@ -612,10 +615,12 @@ unsafe fn unlink_segment(st: &mut ArenaState, seg: *mut SegmentHeader) {
     }
 }
 
-/// Owner arena and class of `p` if it is a small block.
+/// Owner arena and class of `p` if it is a small block. A pointer into a small page that
+/// is not the start of one of its blocks (`free(p + 16)`) is reported and the process
+/// aborts: accepted, it would be handed out again overlapping a live block.
 ///
 /// # Safety
-/// `p` is a live block of this allocator.
+/// `p` is a live block of this allocator (or a pointer into one: then this aborts).
 #[inline]
 pub(crate) unsafe fn small_owner_class(p: *mut u8) -> Option<(usize, usize)> {
     let seg = page::segment_of(p);
@@ -625,6 +630,10 @@ pub(crate) unsafe fn small_owner_class(p: *mut u8) -> Option<(usize, usize)> {
         return None;
     }
     let page = page::page_of(seg, p);
+    // SAFETY: the page holds `p`'s block, so it is formatted and stays so.
+    if !unsafe { page::is_block_start(page, p) } {
+        huge::invalid_free("free(): invalid pointer (not the start of a block)", p);
+    }
     // SAFETY: `class` is not written while a block of the page is live.
     let class = unsafe { (*page).class } as usize;
     // SAFETY: as above; `owner` never changes.

@@ -1,0 +1,47 @@
+/* One misuse of free per run, named by argv[1]; real_programs.sh runs each case under
+ * LD_PRELOAD=libarena_alloc.so and expects SIGABRT and one "arena-alloc: free(): ..." line
+ * on stderr. If the allocator lets the misuse pass, the program prints the next blocks it
+ * hands out (showing the overlap) and exits 0, which the script reports as a failure. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int main(int argc, char **argv) {
+    const char *c = argc > 1 ? argv[1] : "";
+    if (!strcmp(c, "huge-double")) {
+        char *p = malloc(1 << 20);
+        free(p);
+        free(p);
+    } else if (!strcmp(c, "huge-interior")) {
+        char *p = malloc(1 << 20);
+        free(p + 16);
+    } else if (!strcmp(c, "direct-double")) {
+        char *p = malloc(200u << 20); /* beyond the largest span: a mapping of its own */
+        free(p);
+        free(p);
+    } else if (!strcmp(c, "small-interior-64")) {
+        char *p = malloc(64);
+        free(p + 16);
+    } else if (!strcmp(c, "small-interior-48")) {
+        char *p = malloc(48);
+        free(p + 16);
+    } else if (!strcmp(c, "small-interior-2k")) {
+        char *p = malloc(2000); /* a class served by the arena, not the thread cache */
+        free(p + 1024);
+    } else if (!strcmp(c, "small-double")) { /* caught in the hardened mode */
+        char *p = malloc(64);
+        free(p);
+        free(p);
+    } else if (!strcmp(c, "valid")) {
+        size_t sizes[] = {48, 64, 2000, 1 << 20, 200u << 20};
+        for (int i = 0; i < 5; i++) free(malloc(sizes[i]));
+        puts("valid: ok");
+        return 0;
+    } else {
+        fprintf(stderr, "unknown case %s\n", c);
+        return 2;
+    }
+    void *a = malloc(64), *b = malloc(64), *d = malloc(1 << 20), *e = malloc(1 << 20);
+    printf("ACCEPTED %s: next blocks %p %p %p %p\n", c, a, b, d, e);
+    return 0;
+}

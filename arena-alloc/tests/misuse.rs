@@ -1,0 +1,127 @@
+//! Misuse of `free` with `ArenaAlloc` as the global allocator: each case runs in a child
+//! process (this binary, re-run with the case named in the environment), which must die
+//! of `SIGABRT` after one line on stderr, never hand out overlapping blocks and never
+//! segfault. The small-block double free is caught in the hardened mode
+//! (`ARENA_ALLOC_HARDENED=1`); the other cases in the default mode too.
+
+use arena_alloc::{ArenaAlloc, HARDENED_ENV, SEGMENT_SIZE, SMALL_MAX};
+use std::alloc::{GlobalAlloc, Layout};
+use std::process::Command;
+
+// Under Miri (no mmap, no rseq) the binary keeps `System` and its scenarios are skipped.
+#[cfg_attr(not(miri), global_allocator)]
+static GLOBAL: ArenaAlloc = ArenaAlloc::new();
+
+const CASE: &str = "ARENA_ALLOC_MISUSE_CASE";
+
+/// (case, hardened mode needed, what stderr must say)
+const CASES: [(&str, bool, &str); 8] = [
+    ("huge-double", false, "free(): double free detected"),
+    ("huge-interior", false, "free(): invalid pointer"),
+    ("span-interior-page", false, "free(): invalid pointer"),
+    ("direct-double", false, "free(): double free detected"),
+    ("small-interior-64", false, "not the start of a block"),
+    ("small-interior-48", false, "not the start of a block"),
+    ("small-interior-1k", false, "not the start of a block"),
+    ("small-double", true, "double free detected (small block)"),
+];
+
+fn layout(size: usize) -> Layout {
+    Layout::from_size_align(size, 16).unwrap()
+}
+
+/// The misuse itself (in the child). Returns only if the allocator let it pass.
+fn misuse(case: &str) {
+    let alloc = |size: usize| {
+        // SAFETY: non-zero size.
+        let p = unsafe { GLOBAL.alloc(layout(size)) };
+        assert!(!p.is_null());
+        p
+    };
+    let free = |p: *mut u8, size: usize| {
+        // SAFETY: not met on purpose (these are the misuses under test): the allocator
+        // must abort before it touches anything.
+        unsafe { GLOBAL.dealloc(p, layout(size)) }
+    };
+    match case {
+        "huge-double" => {
+            let p = alloc(1 << 20);
+            free(p, 1 << 20);
+            free(p, 1 << 20);
+        }
+        "huge-interior" => free(alloc(1 << 20).wrapping_add(16), 1 << 20),
+        "span-interior-page" => free(alloc(SMALL_MAX + 1).wrapping_add(4096), SMALL_MAX + 1),
+        "direct-double" => {
+            let n = 40 * SEGMENT_SIZE; // beyond the largest span: a mapping of its own
+            let p = alloc(n);
+            free(p, n);
+            free(p, n);
+        }
+        "small-interior-64" => free(alloc(64).wrapping_add(16), 64),
+        "small-interior-48" => free(alloc(48).wrapping_add(16), 48),
+        "small-interior-1k" => free(alloc(1000).wrapping_add(512), 1000),
+        "small-double" => {
+            let p = alloc(64);
+            free(p, 64);
+            free(p, 64);
+        }
+        "valid" => {
+            for size in [48, 64, 1000, 1 << 20, SMALL_MAX + 1, 40 * SEGMENT_SIZE] {
+                free(alloc(size), size);
+            }
+            return;
+        }
+        other => panic!("unknown case {other}"),
+    }
+    // Reached only if the misuse was accepted: show the damage it does.
+    let a = alloc(64);
+    let b = alloc(64);
+    println!("ACCEPTED: next blocks {a:p} {b:p}");
+}
+
+#[cfg(not(miri))]
+fn main() {
+    use std::os::unix::process::ExitStatusExt;
+    if let Ok(case) = std::env::var(CASE) {
+        misuse(&case);
+        return;
+    }
+    for (case, hardened, expect) in CASES {
+        let modes: &[&str] = if hardened { &["1"] } else { &["0", "1"] };
+        for mode in modes {
+            let out = Command::new(std::env::current_exe().unwrap())
+                .env(CASE, case)
+                .env(HARDENED_ENV, mode)
+                .output()
+                .unwrap();
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(
+                out.status.signal(),
+                Some(libc::SIGABRT),
+                "{case} (hardened={mode}): {:?}, stdout {:?}, stderr {stderr:?}",
+                out.status,
+                String::from_utf8_lossy(&out.stdout),
+            );
+            assert!(
+                stderr.contains("arena-alloc: ") && stderr.contains(expect),
+                "{case} (hardened={mode}): stderr {stderr:?}"
+            );
+        }
+    }
+    // The same frees without misuse run to the end in both modes.
+    for mode in ["0", "1"] {
+        let out = Command::new(std::env::current_exe().unwrap())
+            .env(CASE, "valid")
+            .env(HARDENED_ENV, mode)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "valid (hardened={mode}): {out:?}");
+    }
+    println!("misuse: every case aborted with its message");
+}
+
+#[cfg(miri)]
+fn main() {
+    // The allocator needs mmap; the misuse cases are process-level anyway.
+    let _ = misuse;
+}
