@@ -27,7 +27,9 @@ pub use config::{
     default_heap_count, hardened, parse_hardened, parse_heap_count,
 };
 pub use stats::{ArenaStats, arena_stats, total_stats};
-pub use tcache::{CACHE_BLOCKS, CACHED_CLASSES, REMOTE_BATCH, flush_thread_cache};
+pub use tcache::{
+    CACHE_BLOCKS, CACHED_CLASSES, REMOTE_BATCH, REMOTE_BATCH_BYTES, flush_thread_cache,
+};
 // Every size the inlined table path serves is a cached class.
 const _: () = assert!(class_of(class::LUT_MAX) < tcache::CACHED_CLASSES);
 
@@ -109,6 +111,22 @@ impl ArenaAlloc {
         Some(if cpu < n { cpu } else { cpu % n })
     }
 
+    /// The arena this thread allocates from without reading the CPU: its cache's arena
+    /// (see [`tcache::cache_refill`]) if below this allocator's heap count and its lock is
+    /// free, else the current CPU's when that is cheap to know.
+    #[inline]
+    fn home_index(&self) -> Option<usize> {
+        let n = if self.heap_count != 0 {
+            self.heap_count
+        } else {
+            config::env_heap_count_fast()?
+        };
+        match tcache::home(n) {
+            Some(h) => Some(h),
+            None => self.fast_index(),
+        }
+    }
+
     /// The inlined part of every allocation: cached classes by table lookup, everything
     /// else out of line (so the inlined code needs no saved registers).
     #[inline]
@@ -133,7 +151,7 @@ impl ArenaAlloc {
                 }
                 return self.allocate_refill(c);
             }
-            if let Some(idx) = self.fast_index() {
+            if let Some(idx) = self.home_index() {
                 return arena::alloc_small(idx, c);
             }
         }
@@ -156,13 +174,17 @@ impl ArenaAlloc {
     #[cold]
     #[inline(never)]
     fn allocate_refill(&self, class: usize) -> *mut u8 {
-        tcache::cache_refill(self.arena_index(), class)
+        let n = self.heap_count();
+        tcache::cache_refill(self.arena_index(), n, class)
     }
 
     #[cold]
     #[inline(never)]
     fn allocate_slow(&self, size: usize, align: usize, zeroed: bool) -> *mut u8 {
-        let idx = self.arena_index();
+        let idx = match self.home_index() {
+            Some(i) => i,
+            None => self.arena_index(),
+        };
         match class_for(size, align) {
             Some(c) => arena::alloc_small(idx, c),
             None => arena::huge::alloc(idx, size, align, zeroed),

@@ -60,6 +60,12 @@ impl<W: LockWord> RawLock<W> {
         Self { word }
     }
 
+    /// Whether the lock is held right now (a relaxed read: a hint only).
+    #[inline]
+    pub(crate) fn is_locked(&self) -> bool {
+        self.word.load(Ordering::Relaxed) != FREE
+    }
+
     /// Takes the lock if it is free (the whole uncontended path: one `cmpxchg`).
     #[inline]
     pub(crate) fn try_lock(&self) -> bool {

@@ -98,6 +98,12 @@ fn arena(idx: usize) -> &'static Arena {
     unsafe { ARENAS.get_unchecked(idx) }
 }
 
+/// Whether arena `idx`'s lock is held right now (a hint: it may change at once).
+#[inline]
+pub(crate) fn is_locked(idx: usize) -> bool {
+    arena(idx).lock.is_locked()
+}
+
 static ARENAS: [Arena; MAX_HEAP_COUNT] = [const { Arena::new() }; MAX_HEAP_COUNT];
 
 // ---------------------------------------------------------------------------------------
