@@ -9,18 +9,64 @@
 
 use crate::arena::{self, alloc_small, free_list};
 use crate::class::{NUM_CLASSES, class_size};
-use crate::sync::global::{AtomicU32, Ordering, UnsafeCell};
+use crate::sync::global::{AtomicU32, Ordering};
 use crate::sys;
 use core::ptr;
 
-/// Classes served from the per-thread cache (blocks up to 1 KiB).
-pub const CACHED_CLASSES: usize = 20;
-/// Most free blocks a thread keeps per cached class.
-pub const CACHE_BLOCKS: u32 = 32;
-/// Blocks taken from the arena in one refill (one lock acquisition).
-const REFILL: u32 = CACHE_BLOCKS / 2;
+/// Classes served from the per-thread cache (blocks up to 16 KiB).
+pub const CACHED_CLASSES: usize = 36;
+/// Bytes a thread's bin of one class may hold: a bin keeps `CACHE_BIN_BYTES / block size`
+/// blocks, clamped to `CACHE_MIN_BLOCKS..=CACHE_BLOCKS`.
+pub const CACHE_BIN_BYTES: usize = 32 << 10;
+/// Fewest free blocks a bin holds (classes of 8 KiB and more).
+pub const CACHE_MIN_BLOCKS: u32 = 2;
+/// Most free blocks a bin holds (classes up to 32 bytes).
+pub const CACHE_BLOCKS: u32 = 1024;
 
-const _: () = assert!(CACHED_CLASSES <= NUM_CLASSES && REFILL >= 1);
+/// Bytes of blocks one refill takes from the arena (under one lock), at least one block
+/// and at most half a bin: a refill writes a link into every block it takes, so taking
+/// more than the thread uses would touch (make resident) memory for nothing.
+pub const REFILL_BYTES: usize = 4 << 10;
+
+/// Blocks one refill of class `class` takes.
+pub const fn refill_count(class: usize) -> u32 {
+    let n = REFILL_BYTES / class_size(class);
+    let half = bin_capacity(class) / 2;
+    if n < 1 {
+        1
+    } else if n > half as usize {
+        half
+    } else {
+        n as u32
+    }
+}
+
+/// Free blocks the bin of class `class` (< [`CACHED_CLASSES`]) holds at most.
+pub const fn bin_capacity(class: usize) -> u32 {
+    let n = CACHE_BIN_BYTES / class_size(class);
+    if n < CACHE_MIN_BLOCKS as usize {
+        CACHE_MIN_BLOCKS
+    } else if n > CACHE_BLOCKS as usize {
+        CACHE_BLOCKS
+    } else {
+        n as u32
+    }
+}
+
+const fn build_capacities() -> [u32; CACHED_CLASSES] {
+    let mut t = [0; CACHED_CLASSES];
+    let mut c = 0;
+    while c < CACHED_CLASSES {
+        t[c] = bin_capacity(c);
+        c += 1;
+    }
+    t
+}
+
+const CAPACITY: [u32; CACHED_CLASSES] = build_capacities();
+
+const _: () = assert!(CACHED_CLASSES <= NUM_CLASSES && CACHE_MIN_BLOCKS >= 2);
+const _: () = assert!(class_size(CACHED_CLASSES - 1) == 16 << 10);
 
 const CACHE_UNREGISTERED: u8 = 0;
 const CACHE_ACTIVE: u8 = 1;
@@ -28,15 +74,33 @@ const CACHE_REGISTERING: u8 = 2;
 /// Thread exiting, or no pthread key: every call goes to the arenas.
 const CACHE_OFF: u8 = 3;
 
+/// A bin: its free blocks (linked through their first word) and how many more it takes
+/// (counting down, so the hit paths compare with zero).
 #[derive(Clone, Copy)]
 struct Bin {
     head: *mut u8,
-    count: u32,
+    room: u32,
 }
+
+const fn empty_bins() -> [Bin; CACHED_CLASSES] {
+    let mut b = [Bin {
+        head: ptr::null_mut(),
+        room: 0,
+    }; CACHED_CLASSES];
+    let mut c = 0;
+    while c < CACHED_CLASSES {
+        b[c].room = CAPACITY[c];
+        c += 1;
+    }
+    b
+}
+
+const EMPTY_BINS: [Bin; CACHED_CLASSES] = empty_bins();
 
 struct ThreadCache {
     bins: [Bin; CACHED_CLASSES],
-    /// Arena whose blocks this cache holds (`NO_ARENA` until the first refill).
+    /// Arena whose blocks this cache holds (`NO_ARENA` from `register` to the first
+    /// refill; meaningless while unregistered).
     arena: usize,
     state: u8,
     /// Freed blocks of arena `remote_owner` (another arena's when they were freed; kept
@@ -48,23 +112,104 @@ struct ThreadCache {
     remote_bytes: usize,
 }
 
-std::thread_local! {
-    /// Const-initialised and without `Drop`: never allocates, usable during thread exit.
-    static CACHE: UnsafeCell<ThreadCache> = const {
-        UnsafeCell::new(ThreadCache {
-            bins: [Bin { head: ptr::null_mut(), count: 0 }; CACHED_CLASSES],
-            arena: NO_ARENA,
-            state: CACHE_UNREGISTERED,
-            remote: ptr::null_mut(),
-            remote_owner: 0,
-            remote_count: 0,
-            remote_bytes: 0,
-        })
-    };
+/// A thread's cache before its first use: all zeros, so it can live in a `.tbss` section.
+/// Its bins take blocks only once `register` has given them room and set the arena.
+#[cfg_attr(
+    all(
+        feature = "capi",
+        target_arch = "x86_64",
+        target_os = "linux",
+        not(miri)
+    ),
+    allow(dead_code)
+)]
+const UNUSED_CACHE: ThreadCache = ThreadCache {
+    bins: [Bin {
+        head: ptr::null_mut(),
+        room: 0,
+    }; CACHED_CLASSES],
+    arena: 0,
+    state: CACHE_UNREGISTERED,
+    remote: ptr::null_mut(),
+    remote_owner: 0,
+    remote_count: 0,
+    remote_bytes: 0,
+};
+
+#[cfg(all(
+    feature = "capi",
+    target_arch = "x86_64",
+    target_os = "linux",
+    not(miri)
+))]
+mod slot {
+    //! The C ABI library's thread cache, in its static TLS block, reached with the
+    //! initial-exec model: `fs:0` plus an offset loaded from the GOT. std's
+    //! `thread_local!` compiles to the general-dynamic model in a `cdylib` (a
+    //! `__tls_get_addr` call on every `malloc` and `free` of the `LD_PRELOAD` library, 4%
+    //! of glibc-thread's time). Rust programs (no `capi` feature) keep `thread_local!`,
+    //! which is local-exec in an executable and lets the compiler hoist the address.
+    use super::ThreadCache;
+
+    core::arch::global_asm!(
+        ".pushsection .tbss,\"awT\",@nobits",
+        ".p2align 6",
+        ".globl __arena_alloc_thread_cache_v1",
+        ".hidden __arena_alloc_thread_cache_v1",
+        ".type __arena_alloc_thread_cache_v1, @object",
+        ".size __arena_alloc_thread_cache_v1, {size}",
+        "__arena_alloc_thread_cache_v1:",
+        ".zero {size}",
+        ".popsection",
+        size = const core::mem::size_of::<ThreadCache>(),
+    );
+
+    /// This thread's cache (zeroed until first used, which is `UNUSED_CACHE`).
+    #[inline]
+    pub(super) fn get() -> *mut ThreadCache {
+        let p: usize;
+        // SAFETY: reads the thread pointer (`fs:0` holds the TCB's own address on x86_64
+        // Linux) and adds the symbol's TLS offset, which the dynamic linker put in the GOT;
+        // the result is this thread's copy of the 64-aligned `.tbss` block above. Both
+        // words are fixed for the thread's life, so the block is `nomem` (the compiler may
+        // reuse the result across stores, as it does for a `thread_local!` address).
+        unsafe {
+            core::arch::asm!(
+                "mov {p}, qword ptr fs:[0]",
+                "add {p}, qword ptr [rip + __arena_alloc_thread_cache_v1@GOTTPOFF]",
+                p = out(reg) p,
+                options(nostack, pure, nomem),
+            );
+        }
+        // Memory defined outside Rust (in assembly, allocated by the dynamic linker): its
+        // address comes in as an integer, so it takes exposed provenance, as a pointer
+        // returned by foreign code would.
+        core::ptr::with_exposed_provenance_mut::<ThreadCache>(p)
+    }
 }
 
-/// `ThreadCache::arena` of a thread that has not allocated yet: every block it frees is
-/// some other arena's.
+#[cfg(not(all(
+    feature = "capi",
+    target_arch = "x86_64",
+    target_os = "linux",
+    not(miri)
+)))]
+mod slot {
+    //! The thread cache in std's `thread_local!` (const-initialised, no `Drop`: it never
+    //! allocates and stays usable during thread exit).
+    use super::{ThreadCache, UNUSED_CACHE};
+    use crate::sync::global::UnsafeCell;
+
+    std::thread_local! {
+        static CACHE: UnsafeCell<ThreadCache> = const { UnsafeCell::new(UNUSED_CACHE) };
+    }
+
+    #[inline]
+    pub(super) fn get() -> *mut ThreadCache {
+        CACHE.with(|c| c.get())
+    }
+}
+
 const NO_ARENA: usize = usize::MAX;
 
 /// The pthread key whose destructor flushes a thread's cache (`u32::MAX`: none).
@@ -72,7 +217,7 @@ static CACHE_KEY: AtomicU32 = AtomicU32::new(u32::MAX);
 
 #[inline]
 fn cache_ptr() -> Option<*mut ThreadCache> {
-    CACHE.try_with(|c| c.get()).ok()
+    Some(slot::get())
 }
 
 /// Pops a cached block of class `class` (< CACHED_CLASSES).
@@ -88,7 +233,7 @@ pub(crate) fn cache_pop(class: usize) -> Option<*mut u8> {
     }
     // SAFETY: cached blocks are free and hold the next cached block in their first word.
     bin.head = unsafe { h.cast::<*mut u8>().read() };
-    bin.count -= 1;
+    bin.room += 1;
     Some(h)
 }
 
@@ -115,13 +260,13 @@ pub(crate) unsafe fn cache_push(p: *mut u8, owner: usize, class: usize) -> bool 
         return false;
     }
     let bin = &mut tc.bins[class];
-    if bin.count >= CACHE_BLOCKS {
+    if bin.room == 0 {
         return false;
     }
     // SAFETY: `p` is free now and at least 16 bytes long.
     unsafe { p.cast::<*mut u8>().write(bin.head) };
     bin.head = p;
-    bin.count += 1;
+    bin.room -= 1;
     true
 }
 
@@ -165,10 +310,7 @@ unsafe fn push_slow(tcp: *mut ThreadCache, p: *mut u8, owner: usize, class: usiz
         // The bin is full: return it whole under one lock, then park `p`.
         let bin = &mut tc.bins[class];
         let head = bin.head;
-        *bin = Bin {
-            head: ptr::null_mut(),
-            count: 0,
-        };
+        *bin = EMPTY_BINS[class];
         // SAFETY: the bin's blocks are free blocks of this arena, detached above.
         unsafe { free_list(owner, head, owner) };
         // SAFETY: `p` is free and at least 16 bytes; the bin is this thread's.
@@ -221,8 +363,10 @@ unsafe fn flush_remote(tcp: *mut ThreadCache) {
 pub(crate) fn home(heap_count: usize) -> Option<usize> {
     let tcp = cache_ptr()?;
     // SAFETY: this thread's own cache; a plain read.
+    let state = unsafe { (*tcp).state };
+    // SAFETY: as above.
     let a = unsafe { (*tcp).arena };
-    (a < heap_count && !arena::is_locked(a)).then_some(a)
+    (state == CACHE_ACTIVE && a < heap_count && !arena::is_locked(a)).then_some(a)
 }
 
 /// Cache miss on class `class` (< CACHED_CLASSES): refills under one lock and returns one
@@ -265,7 +409,7 @@ pub(crate) fn cache_refill(cpu_idx: usize, heap_count: usize, class: usize) -> *
         unsafe { (*tcp).arena = idx };
     }
     let mut first = ptr::null_mut();
-    arena::take_batch(idx, class, REFILL, |i, block| {
+    arena::take_batch(idx, class, refill_count(class), |i, block| {
         if i == 0 {
             first = block;
         } else {
@@ -288,7 +432,7 @@ unsafe fn cache_insert(tcp: *mut ThreadCache, class: usize, block: *mut u8) {
     // SAFETY: `block` is free and at least 16 bytes.
     unsafe { block.cast::<*mut u8>().write(bin.head) };
     bin.head = block;
-    bin.count += 1;
+    bin.room -= 1;
 }
 
 /// Arms the exit destructor for this thread's cache.
@@ -312,6 +456,10 @@ unsafe fn register(tcp: *mut ThreadCache) {
     // the cache because the state is not ACTIVE meanwhile.
     // SAFETY: forwarded from the caller.
     unsafe { (*tcp).state = CACHE_REGISTERING };
+    // SAFETY: as above; the bins are empty (nothing was cached while unregistered).
+    unsafe { (*tcp).bins = EMPTY_BINS };
+    // SAFETY: as above.
+    unsafe { (*tcp).arena = NO_ARENA };
     let ok = sys::set_thread_value(key, tcp.cast());
     // SAFETY: as above.
     unsafe { (*tcp).state = if ok { CACHE_ACTIVE } else { CACHE_OFF } };
@@ -336,15 +484,12 @@ unsafe fn flush_bins(tcp: *mut ThreadCache) {
     // Every cached block belongs to the cache's arena, so none of these frees is remote.
     // SAFETY: forwarded from the caller.
     let current = unsafe { (*tcp).arena };
-    for class in 0..CACHED_CLASSES {
+    for (class, empty) in EMPTY_BINS.iter().enumerate() {
         // SAFETY: forwarded from the caller; the bin is detached before freeing.
         let p = unsafe {
             let bin = &mut (*tcp).bins[class];
             let h = bin.head;
-            *bin = Bin {
-                head: ptr::null_mut(),
-                count: 0,
-            };
+            *bin = *empty;
             h
         };
         if !p.is_null() {
@@ -372,10 +517,52 @@ pub(crate) fn create_cache_key() {
 }
 
 /// Returns the calling thread's cached free blocks to their arenas (statistics then count
-/// them as freed). Threads do this automatically when they exit.
+/// them as freed), and lets its next refill pick the arena of the CPU it is on then (a
+/// thread otherwise keeps its arena while that arena's lock is free). Threads return their
+/// blocks automatically when they exit.
 pub fn flush_thread_cache() {
     if let Some(tcp) = cache_ptr() {
         // SAFETY: this thread's own cache.
         unsafe { flush(tcp) };
+        // SAFETY: as above.
+        let active = unsafe { (*tcp).state } == CACHE_ACTIVE;
+        if active {
+            // SAFETY: as above; the bins are empty now.
+            unsafe { (*tcp).arena = NO_ARENA };
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The `.tbss` copy of the cache starts as zero bytes: that must be `UNUSED_CACHE`.
+    #[test]
+    fn unused_cache_is_all_zeros() {
+        let c = UNUSED_CACHE;
+        assert!(c.bins.iter().all(|b| b.head.is_null() && b.room == 0));
+        assert_eq!((c.arena, c.state, c.remote_owner), (0, 0, 0));
+        assert!(c.remote.is_null() && c.remote_count == 0 && c.remote_bytes == 0);
+        assert_eq!(CACHE_UNREGISTERED, 0);
+    }
+
+    #[test]
+    fn refill_counts() {
+        assert_eq!(refill_count(0), (REFILL_BYTES / 16) as u32);
+        assert_eq!(refill_count(CACHED_CLASSES - 1), 1);
+        for c in 0..CACHED_CLASSES {
+            assert!(refill_count(c) >= 1 && refill_count(c) <= bin_capacity(c) / 2);
+        }
+    }
+
+    #[test]
+    fn bin_capacities() {
+        assert_eq!(bin_capacity(0), CACHE_BLOCKS);
+        assert_eq!(bin_capacity(CACHED_CLASSES - 1), CACHE_MIN_BLOCKS);
+        for c in 0..CACHED_CLASSES {
+            let n = bin_capacity(c) as usize;
+            assert!(n * class_size(c) <= CACHE_BIN_BYTES || n == CACHE_MIN_BLOCKS as usize);
+        }
     }
 }

@@ -20,6 +20,8 @@ fn scenario() {
     let consumer = std::thread::spawn(move || {
         if pinned {
             assert!(pin_to(cpus[1]));
+            // A thread keeps its first arena: start over on this CPU's.
+            arena_alloc::flush_thread_cache();
         }
         let mut n = 0;
         for (v, seed) in rx {
@@ -35,6 +37,7 @@ fn scenario() {
             std::thread::spawn(move || {
                 if pinned {
                     assert!(pin_to(cpu0));
+                    arena_alloc::flush_thread_cache();
                 }
                 let mut rng = Rng(0x9E37_79B9 + t as u64);
                 for i in 0..PER_PRODUCER {
