@@ -13,19 +13,21 @@ use serde::{Deserialize, Serialize};
 use std::alloc::{GlobalAlloc, System};
 
 use super::kernels::{self as k, KResult, Outcome};
+use super::large::{Large, malloc_large, malloc_large_expected};
 use super::select::{self, Which};
 
 /// The hidden first argument that makes the runner a child.
 pub const FLAG: &str = "--alloc-child";
 
 /// The multi-threaded benchmarks run in children.
-pub const BENCHES: [&str; 6] = [
+pub const BENCHES: [&str; 7] = [
     "malloc_test",
     "xmalloc",
     "larson",
     "cache-scratch",
     "cache-thrash",
     "mstress",
+    "malloc-large",
 ];
 
 /// What a child prints (one JSON line on stdout).
@@ -66,6 +68,8 @@ pub struct Params {
     pub cache: k::Cache,
     /// mstress.
     pub mstress: k::Mstress,
+    /// malloc-large.
+    pub large: Large,
 }
 
 impl Params {
@@ -95,6 +99,11 @@ impl Params {
             mstress: k::Mstress {
                 scale: if full { 50 } else { 20 },
                 rounds: if full { 25 } else { 10 },
+            },
+            // The original's 20 buffers and 2,000 replacements (full); a quarter (quick).
+            large: Large {
+                slots: 20,
+                iterations: if full { 2000 } else { 500 },
             },
         }
     }
@@ -140,6 +149,10 @@ pub fn run_bench<A: GlobalAlloc + Sync>(
         "mstress" => expect(
             k::mstress(a, threads, p.mstress)?,
             k::mstress_expected(threads, &p.mstress),
+        ),
+        "malloc-large" => expect(
+            malloc_large(a, threads, p.large)?,
+            malloc_large_expected(threads, &p.large),
         ),
         other => Err(format!("unknown alloc benchmark `{other}`")),
     }

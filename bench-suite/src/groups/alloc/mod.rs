@@ -21,6 +21,7 @@ use super::group::Group;
 pub mod child;
 pub mod claims;
 pub mod kernels;
+pub mod large;
 pub mod select;
 
 use child::{BENCHES, ChildReport};
@@ -31,7 +32,8 @@ use select::Which;
 pub const GROUP: Group = Group {
     name: "alloc",
     about: "arena-alloc vs glibc, mimalloc, jemalloc: alloc+free pairs, size sweep, the seed's \
-            malloc_test, glibc's simple bench; xmalloc, larson, cache-scratch/thrash, mstress \
+            malloc_test, glibc's simple bench; xmalloc, larson, cache-scratch/thrash, mstress, \
+            malloc-large \
             thread sweeps with peak RSS",
     run,
     claims: claims::CLAIMS,
