@@ -47,7 +47,6 @@ pub const SPAN_RETAIN_MIN: usize = 16 << 20;
 pub const SPAN_RETAIN_SHARE: usize = 1;
 /// Granularity of the dirty accounting of a segment.
 const DIRTY_UNIT: usize = 64 << 10;
-const UNITS_PER_SEGMENT: usize = SEGMENT_SIZE / DIRTY_UNIT;
 /// A block placed on dirty memory that leaves at least this many dirty bytes beyond its end
 /// in its last segment, and more than `SLACK_RATIO` times the block itself, gets that
 /// slack decommitted (it would be resident and unused: a small block on the memory of a
@@ -60,7 +59,8 @@ const TOMBSTONES: usize = 64;
 
 const _: () = assert!(REGION_SEGMENTS <= 64); // one `u64` bitmap per region
 const _: () = assert!(SPAN_MAX_SEGMENTS <= REGION_SEGMENTS);
-const _: () = assert!(UNITS_PER_SEGMENT <= u8::MAX as usize);
+// Dirty units per segment fit the `u8` counts.
+const _: () = assert!(SEGMENT_SIZE / DIRTY_UNIT <= u8::MAX as usize);
 const _: () = assert!(SLACK_DECOMMIT.is_multiple_of(DIRTY_UNIT));
 const _: () = assert!(MAX_REGIONS < NO_REGION as usize);
 
