@@ -12,7 +12,6 @@ declare -A args=(
   [cob-tree/profile]="get 1000|mix 1000|bt-rand 1000"
   [arena-alloc/size_classes]=""
   [arena-alloc/stress]="200"
-  [arena-alloc/alloc_bench]="pair16 100000 arena|malloc_test 2 20000 arena|malloc_test 2 20000 system"
 )
 status=0
 for f in */examples/*.rs; do
