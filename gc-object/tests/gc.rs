@@ -318,3 +318,53 @@ fn a_panic_during_collection_leaves_no_marks() {
     let child = r.get("child").unwrap().as_object().unwrap();
     assert_eq!(child.get("x").unwrap(), Value::number(7.0));
 }
+
+/// A data property that becomes an accessor keeps its old value in its slot for readers
+/// racing the change; the next collection clears it instead of keeping the value alive.
+fn getter_42<'h>(_: Value<'h>, _: Value<'h>) -> Result<Value<'h>, gc_object::Error> {
+    Ok(Value::number(42.0))
+}
+
+#[test]
+fn a_value_replaced_by_an_accessor_is_collected() {
+    let mut heap = Heap::new();
+    let (root, g_root) = {
+        let mut m = heap.mutator();
+        let g = m.function(getter_42).unwrap();
+        let o = m.object().unwrap();
+        let dict = m.object().unwrap();
+        for (obj, n) in [(o, 1), (dict, 3)] {
+            for i in 0..n {
+                obj.set(format!("p{i}").as_str(), Value::number(f64::from(i)))
+                    .unwrap();
+            }
+            let t = m.object().unwrap();
+            obj.set("k", t.value()).unwrap();
+        }
+        // One object in shape mode, one in dictionary mode.
+        assert!(dict.delete("p0").unwrap());
+        o.set("d", dict.value()).unwrap();
+        for obj in [o, dict] {
+            obj.define(
+                "k",
+                Property::Accessor {
+                    get: Some(g),
+                    set: None,
+                    enumerable: true,
+                    configurable: true,
+                },
+            )
+            .unwrap();
+        }
+        (heap.root(o).unwrap(), heap.root(g).unwrap())
+    };
+    let s = heap.collect();
+    assert_eq!(s.marked, 3, "o, its dictionary-mode child and the getter");
+    assert_eq!(s.freed, 2, "both old values");
+    let o = root.get(&heap).unwrap();
+    assert_eq!(o.get("k").unwrap(), Value::number(42.0));
+    let d = o.get("d").unwrap().as_object().unwrap();
+    assert_eq!(d.get("k").unwrap(), Value::number(42.0));
+    assert_eq!(d.get("p1").unwrap(), Value::number(1.0));
+    drop(g_root);
+}

@@ -121,6 +121,61 @@ fn accessors_prototypes_attributes_and_restriction() {
     assert_eq!(same(r, &k).unwrap(), n(3.0));
 }
 
+/// A cache checks nothing but the shape id: it must never hit on an object that became
+/// restricted or got an accessor or attribute after the cache saw its shape.
+#[test]
+fn a_warm_cache_never_reads_past_a_restriction_or_an_accessor() {
+    let heap = Heap::new();
+    let lit = heap.literal(&["x", "k"]);
+    let mut m = heap.mutator();
+    let g = m.function(getter_42).unwrap();
+    let objs: Vec<Obj<'_>> = (0..4u32)
+        .map(|i| m.literal(&lit, &[n(0.0), Value::from(i)]).unwrap())
+        .collect();
+    let k = PropertyCache::new("k");
+    // Warm on objs[0]: every object of the literal shares its shape.
+    assert_eq!(same(objs[0], &k).unwrap(), Value::from(0u32));
+    objs[1].restrict_to_current_thread().unwrap();
+    objs[2]
+        .define(
+            "k",
+            Property::Accessor {
+                get: Some(g),
+                set: None,
+                enumerable: true,
+                configurable: true,
+            },
+        )
+        .unwrap();
+    objs[3]
+        .define(
+            "x",
+            Property::Data {
+                value: n(5.0),
+                writable: false,
+                enumerable: true,
+                configurable: true,
+            },
+        )
+        .unwrap();
+    std::thread::scope(|s| {
+        let warm = k.clone();
+        let objs = &objs;
+        s.spawn(move || {
+            assert_eq!(same(objs[0], &warm).unwrap(), Value::from(0u32));
+            assert_eq!(same(objs[1], &warm), Err(Error::WrongThread));
+            assert_eq!(same(objs[2], &warm).unwrap(), n(42.0));
+            assert_eq!(same(objs[3], &warm).unwrap(), Value::from(3u32));
+        });
+    });
+    assert_eq!(same(objs[1], &k).unwrap(), Value::from(1u32));
+    // Back to a data property: the new value, never the slot's old one.
+    objs[2].define("k", Property::data(n(7.0))).unwrap();
+    assert_eq!(same(objs[2], &k).unwrap(), n(7.0));
+    // The shared shape still hits for the untouched object.
+    assert_eq!(same(objs[0], &k).unwrap(), Value::from(0u32));
+}
+
 #[test]
 fn arrays_and_index_keys() {
     let heap = Heap::new();

@@ -148,6 +148,21 @@ mod side_proofs {
     const_assert!(class_of(STORAGE_STATE_BYTES).is_some());
 }
 
+/// The index of an inline slot: always below [`INLINE_SLOTS`], so [`Obj::inline_slot`]
+/// reads it without a bounds check (what a property cache keeps for its fast path).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct InlineSlot(u8);
+
+const _: () = assert!(INLINE_SLOTS <= u8::MAX as usize);
+
+impl InlineSlot {
+    /// Slot `i`, if it is an inline slot.
+    #[inline]
+    pub(crate) fn new(i: u32) -> Option<InlineSlot> {
+        ((i as usize) < INLINE_SLOTS).then_some(InlineSlot(i as u8))
+    }
+}
+
 /// A reference to an object of a heap borrowed for `'h`. `Copy`, 8 bytes, `Send + Sync`.
 ///
 /// Holding an `Obj<'h>` borrows the heap, so the heap cannot collect (`collect` takes
@@ -302,6 +317,15 @@ impl<'h> Obj<'h> {
             // SAFETY: `j < cap`; all `cap` slots were initialized.
             unsafe { &*block_items::<AtomicWord>(b).wrapping_add(j) }.load(Ordering::Acquire)
         };
+        // SAFETY: slot words are values of this heap, traced.
+        unsafe { Value::from_word(w) }
+    }
+
+    /// Inline slot `s` (which the current shape covers): one load, no bounds check.
+    #[inline(always)]
+    pub(crate) fn inline_slot(self, s: InlineSlot) -> Value<'h> {
+        // SAFETY: `s.0 < INLINE_SLOTS` (the invariant of `InlineSlot`).
+        let w = unsafe { self.c().slots.get_unchecked(usize::from(s.0)) }.load(Ordering::Acquire);
         // SAFETY: slot words are values of this heap, traced.
         unsafe { Value::from_word(w) }
     }

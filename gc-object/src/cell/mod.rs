@@ -48,13 +48,14 @@ pub use layout::{
     OBJECT_PAYLOAD_BYTES, Obj, STORAGE_STATE_BYTES,
 };
 pub(crate) use layout::{
-    ObjectCell, SIDE_DICT, SIDE_ENTRIES, SIDE_RESTRICTED, TAG_ARRAY, TAG_FUNCTION, init_object,
+    InlineSlot, ObjectCell, SIDE_DICT, SIDE_ENTRIES, SIDE_RESTRICTED, TAG_ARRAY, TAG_FUNCTION,
+    init_object,
 };
 pub(crate) use shape::Shape;
 pub use shape::{HOT_LOOKUPS, LINEAR_LOOKUP_MAX, MAX_SHAPE_KEYS};
 pub(crate) use shared::HeapShared;
 pub use shared::{CollectStats, NativeFn};
-pub(crate) use side::{ColdDraft, PropEntry};
+pub(crate) use side::{ATTR_ACCESSOR, ColdDraft, PropEntry};
 pub(crate) use trace::{finalize, trace};
 pub(crate) use txn::Locked;
 pub use value::Value;

@@ -110,6 +110,14 @@ pub(crate) struct Shape {
     pinned: unmodeled::AtomicBool,
     /// The shape of dictionary-mode objects (their keys are in their dictionary).
     is_dict: bool,
+    /// Objects of this shape are in shape mode, not restricted to a thread and without
+    /// attribute or accessor entries, so a [`crate::PropertyCache`] that matches this
+    /// shape's id may read the slot without looking at anything else. The dictionary shape,
+    /// the restricted shapes and every shape below them are not plain.
+    plain: bool,
+    /// This shape is the not-plain twin of its parent: the same keys and slots (it adds no
+    /// key), reached when an object gets side flags (see [`ShapeTable::not_plain`]).
+    twin: bool,
 }
 
 // SAFETY: a shape is immutable after construction except behind atomics and its mutex; the
@@ -124,6 +132,8 @@ fn hash(key: u32) -> u64 {
 
 impl Shape {
     fn new(parent: *const Shape, key: Key, count: u32, run: *const KeyRun) -> Shape {
+        // SAFETY: a parent is a live shape of the same table (or null for the roots).
+        let plain = parent.is_null() || unsafe { &*parent }.plain;
         Shape {
             id: NEXT_SHAPE_ID.fetch_add(1, unmodeled::Ordering::Relaxed),
             parent,
@@ -136,7 +146,16 @@ impl Shape {
             marked: unmodeled::AtomicBool::new(false),
             pinned: unmodeled::AtomicBool::new(false),
             is_dict: false,
+            plain,
+            twin: false,
         }
+    }
+
+    /// May a property cache that matched this shape's id read the slot it remembers? (A
+    /// plain shape: shape mode, no restriction, no attribute or accessor entries.)
+    #[inline]
+    pub(crate) fn is_plain(&self) -> bool {
+        self.plain
     }
 
     /// Is this the dictionary-mode shape? (Seeing it means the object's dictionary is
@@ -285,6 +304,7 @@ impl ShapeTable {
         )));
         let dict = Box::into_raw(Box::new(Shape {
             is_dict: true,
+            plain: false,
             ..Shape::new(core::ptr::null(), Key::from_raw(0), 0, core::ptr::null())
         }));
         ShapeTable {
@@ -321,13 +341,52 @@ impl ShapeTable {
         Some(self.child(from, key))
     }
 
+    /// The shape an object of shape `from` takes when it gets side flags (restriction,
+    /// attribute or accessor entries): `from` itself if it is not plain, else its twin, which
+    /// has the same keys in the same slots (it shares `from`'s key run) and a new id, and
+    /// whose descendants are not plain either. Made once per shape, on demand.
+    pub(crate) fn not_plain<'s>(&'s self, from: &'s Shape) -> &'s Shape {
+        if !from.plain {
+            return from;
+        }
+        let mut trans = lock(&from.transitions);
+        // SAFETY: as in `child`.
+        if let Some(&to) = trans.iter().find(|&&c| unsafe { &*c }.twin) {
+            // SAFETY: as above.
+            return unsafe { &*to };
+        }
+        let mut all = lock(&self.all);
+        if !from.run.is_null() {
+            // SAFETY: `from`'s run is alive (counted user); users are counted under `all`'s
+            // lock, held.
+            let users = &unsafe { &*from.run }.users;
+            users.store(
+                users.load(unmodeled::Ordering::Relaxed) + 1,
+                unmodeled::Ordering::Relaxed,
+            );
+        }
+        let to = Box::into_raw(Box::new(Shape {
+            plain: false,
+            twin: true,
+            ..Shape::new(from, from.key, from.count, from.run)
+        }));
+        all.push(to);
+        trans.push(to.cast_const());
+        drop(all);
+        // SAFETY: just boxed; freed only by a sweep (exclusive) or when `self` drops.
+        unsafe { &*to }
+    }
+
     fn child<'s>(&'s self, from: &'s Shape, key: Key) -> &'s Shape {
         debug_assert!(from.lookup(key).is_none());
         debug_assert!(!core::ptr::eq(from, self.dict));
         let mut trans = lock(&from.transitions);
-        // SAFETY: transition targets are live shapes of this table (a sweep removes a freed
-        // shape from its parent's list).
-        if let Some(&to) = trans.iter().find(|&&c| unsafe { &*c }.key == key) {
+        if let Some(&to) = trans.iter().find(|&&c| {
+            // SAFETY: transition targets are live shapes of this table (a sweep removes a
+            // freed shape from its parent's list).
+            let c = unsafe { &*c };
+            !c.twin && c.key == key
+        }) {
             // SAFETY: as above.
             return unsafe { &*to };
         }
@@ -531,6 +590,44 @@ mod tests {
             assert_eq!(s.lookup(k), Some(i as u32));
         }
         assert_eq!(s.lookup(missing), None);
+    }
+
+    #[test]
+    fn a_not_plain_twin_has_the_same_keys_a_new_id_and_not_plain_children() {
+        let t = ShapeTable::new();
+        let ks = keys(4, "tw");
+        let s = t.for_keys(&ks[..2]);
+        assert!(s.is_plain() && t.root().is_plain());
+        assert!(!t.dict().is_plain());
+        let tw = t.not_plain(s);
+        assert!(!tw.is_plain());
+        assert_ne!(tw.id(), s.id());
+        assert!(core::ptr::eq(t.not_plain(s), tw), "made once");
+        assert!(core::ptr::eq(t.not_plain(tw), tw), "not plain already");
+        assert_eq!(tw.keys_in_order().collect::<Vec<_>>(), ks[..2].to_vec());
+        assert_eq!(tw.lookup(ks[1]), Some(1));
+        // Growing either side: the twin's child is not plain; the plain path is not
+        // confused with it (the same key from `s` gives a plain shape).
+        let c = t.with_added(tw, ks[2]).unwrap();
+        assert!(!c.is_plain());
+        assert_eq!(c.lookup(ks[2]), Some(2));
+        let p = t.with_added(s, ks[2]).unwrap();
+        assert!(p.is_plain() && !core::ptr::eq(p, c));
+        let q = t.with_added(s, ks[3]).unwrap();
+        assert_eq!((q.lookup(ks[3]), q.lookup(ks[2])), (Some(2), None));
+        assert_eq!(c.lookup(ks[3]), None);
+        // Twins of the root, and their collection.
+        let rt = t.not_plain(t.root());
+        assert_eq!(rt.slot_count(), 0);
+        let before = t.len();
+        // SAFETY: nothing else uses the table.
+        let freed = unsafe { t.sweep() };
+        assert_eq!(
+            freed, 5,
+            "twin, its child, the two plain children, root twin"
+        );
+        assert_eq!(t.len(), before - 5);
+        assert_eq!(s.lookup(ks[1]), Some(1));
     }
 
     #[test]

@@ -77,6 +77,9 @@ pub(crate) struct ColdState {
     pub(super) entries: *mut BlockHeader,
 }
 
+/// `PropEntry::attrs` bit of an accessor property (the other bits are the object layer's).
+pub(crate) const ATTR_ACCESSOR: u8 = 8;
+
 /// A property's non-default attributes or accessor pair, kept in cold state.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct PropEntry<'h> {

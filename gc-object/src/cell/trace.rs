@@ -2,8 +2,12 @@
 
 use core::ptr::{self, NonNull};
 
+use super::side::ATTR_ACCESSOR;
 use super::side::{StorageState, block_items, free_block};
-use super::{AtomicWord, INLINE_SLOTS, Obj, ObjectCell, SIDE_DICT, Word};
+use super::{
+    AtomicWord, INLINE_SLOTS, Obj, ObjectCell, SIDE_DICT, SIDE_ENTRIES, Shape, Value, Word,
+};
+use crate::key::PropertyKey;
 use crate::slab;
 use crate::sync::Ordering;
 
@@ -19,6 +23,31 @@ fn walk_retired(raw: &dyn slab::RawAlloc, s: &StorageState) {
             unsafe { free_block(raw, b) };
         }
     });
+}
+
+/// An accessor's slot (or dictionary value) may still hold the value the property had
+/// while it was a data property: `define` leaves it there for readers that raced the
+/// change. With exclusive access no such reader is left, so it is cleared, not traced.
+fn clear_accessor_slots(obj: Obj<'_>, shape: &Shape) {
+    let Some(cold) = obj.cold() else { return };
+    let g = obj.lock();
+    for e in cold.raw_entries() {
+        let PropertyKey::Name(k) = e.key else {
+            continue;
+        };
+        if e.attrs & ATTR_ACCESSOR == 0 {
+            continue;
+        }
+        if shape.is_dict() {
+            if let Some(d) = obj.names()
+                && let Some(pos) = d.find_locked(k.id())
+            {
+                d.set_locked(pos, Value::UNDEFINED);
+            }
+        } else if let Some(slot) = shape.lookup(k) {
+            g.store_slot(slot, Value::UNDEFINED);
+        }
+    }
 }
 
 /// Calls `visit` on every value word an object references, marks its shape, and frees its
@@ -50,12 +79,15 @@ pub(crate) unsafe fn trace(
     // SAFETY: the shape of a live object belongs to its heap, which outlives this call.
     let shape = unsafe { &*shape };
     shape.mark();
+    // SAFETY: live (contract).
+    let obj = unsafe { Obj::from_cell(cell) };
+    if c.side.load(Ordering::Relaxed) & SIDE_ENTRIES != 0 {
+        clear_accessor_slots(obj, shape);
+    }
     let used = (shape.slot_count() as usize).min(INLINE_SLOTS);
     for s in &c.slots[..used] {
         word(s.load(Ordering::Relaxed));
     }
-    // SAFETY: live (contract).
-    let obj = unsafe { Obj::from_cell(cell) };
     let Some(s) = obj.storage() else { return };
     walk_retired(raw, s);
     if c.side.load(Ordering::Relaxed) & SIDE_DICT != 0 {

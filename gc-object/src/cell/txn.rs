@@ -10,7 +10,9 @@ use super::side::{
     BLOCK_COLD, BLOCK_ELEMS, BLOCK_ENTRIES, BLOCK_SLOTS, BlockHeader, ColdDraft, ColdState,
     Elements, RawEntry, StorageState, alloc_block, block_items, free_block,
 };
-use super::{AtomicWord, INLINE_SLOTS, Obj, SIDE_DICT, Shape, Value, Word};
+use super::{
+    AtomicWord, INLINE_SLOTS, Obj, SIDE_DICT, SIDE_ENTRIES, SIDE_RESTRICTED, Shape, Value, Word,
+};
 use crate::error::Error;
 use crate::slab;
 use crate::sync::{AtomicU32, Ordering, UnsafeCell};
@@ -47,8 +49,21 @@ impl<'h> Locked<'h> {
     pub(crate) fn set_integrity(&self, level: u8) {
         self.obj.c().integrity.store(level, Ordering::Release);
     }
-    pub(crate) fn set_side(&self, side: u8) {
-        self.obj.c().side.store(side, Ordering::Release);
+    /// Adds `flags` to the `side` byte. Restriction and attribute entries also move a
+    /// shape-mode object from a plain shape to its not-plain twin (same keys and slots, new
+    /// id), after the flag: a [`PropertyCache`](crate::PropertyCache) checks nothing but the
+    /// shape id, and only ever remembers plain shapes, so it never reads a slot of an
+    /// object with these flags (a reader that loaded the plain shape before this store
+    /// reads as if it came before the change).
+    pub(crate) fn add_side_flags(&self, flags: u8) {
+        let side = self.obj.side();
+        self.obj.c().side.store(side | flags, Ordering::Release);
+        if flags & (SIDE_RESTRICTED | SIDE_ENTRIES) != 0 {
+            let shape = self.obj.shape();
+            if shape.is_plain() {
+                self.set_shape(self.obj.heap().shapes.not_plain(shape));
+            }
+        }
     }
 
     /// Writes slot `i`; the slot must exist (`ensure_slots`).
@@ -115,7 +130,7 @@ impl<'h> Locked<'h> {
     /// collection frees the external ones.
     pub(crate) fn enter_dictionary(&self, dict_shape: &'h Shape) {
         debug_assert!(self.obj.names().is_some());
-        self.set_side(self.obj.side() | SIDE_DICT);
+        self.add_side_flags(SIDE_DICT);
         self.set_shape(dict_shape);
     }
 

@@ -152,7 +152,7 @@ pub(super) fn add_index<'h>(
     }
     t.commit()?;
     if entry.is_some() {
-        g.set_side(o.side() | SIDE_ENTRIES);
+        g.add_side_flags(SIDE_ENTRIES);
     }
     if dense {
         g.store_element(o.elements().expect("elements just made"), i, value);
@@ -234,7 +234,7 @@ pub(super) fn set_length_locked(g: &Locked<'_>, len: u32, read_only: bool) -> Re
     t.commit()?;
     // Nothing below can fail.
     if read_only {
-        g.set_side(o.side() | SIDE_ENTRIES);
+        g.add_side_flags(SIDE_ENTRIES);
     }
     if let Some(e) = o.elements()
         && len < e.len()

@@ -1,6 +1,8 @@
 //! Property-access site caches.
 
-use crate::cell::{Obj, Value};
+use core::cell::Cell;
+
+use crate::cell::{InlineSlot, Obj, Value};
 use crate::error::Error;
 use crate::key::PropertyKey;
 
@@ -27,9 +29,13 @@ use crate::key::PropertyKey;
 #[derive(Debug, Clone)]
 pub struct PropertyCache {
     key: PropertyKey,
-    /// 0: nothing cached (no shape has id 0).
-    shape_id: core::cell::Cell<u64>,
-    slot: core::cell::Cell<u32>,
+    /// The id of the last plain shape seen if the key's slot there is inline, else 0 (no
+    /// shape has id 0).
+    inline_id: Cell<u64>,
+    inline_slot: Cell<InlineSlot>,
+    /// The id of the last plain shape seen if the key's slot there is external, else 0.
+    external_id: Cell<u64>,
+    external_slot: Cell<u32>,
 }
 
 impl PropertyCache {
@@ -39,8 +45,10 @@ impl PropertyCache {
         let key = key.into().canonical();
         PropertyCache {
             key,
-            shape_id: core::cell::Cell::new(0),
-            slot: core::cell::Cell::new(0),
+            inline_id: Cell::new(0),
+            inline_slot: Cell::new(InlineSlot::default()),
+            external_id: Cell::new(0),
+            external_slot: Cell::new(0),
         }
     }
 
@@ -52,26 +60,43 @@ impl PropertyCache {
 
 impl<'h> Obj<'h> {
     /// [`Obj::get`] through a [`PropertyCache`]: when this object has the shape the cache
-    /// last saw (and no accessors, attributes or array elements), the value is one load from
-    /// the slot the cache remembers, without searching the shape. Otherwise it is `get`, and
-    /// the cache remembers this object's shape if the key is an own data property here.
+    /// last saw, the value is one load from the slot the cache remembers, without searching
+    /// the shape or looking at anything else. Otherwise it is `get`, and the cache
+    /// remembers this object's shape if the shape is plain (see below) and has the key.
     /// Same result as `get(cache.key())` in every case.
+    ///
+    /// Why a shape-id match alone is enough: a cache remembers only plain shapes, and an
+    /// object has a plain shape only while it is in shape mode, not restricted to a thread
+    /// and without attribute or accessor entries (the first of these changes moves it to a
+    /// shape with a new id; ids are never reused). In a plain shape the key is an own data
+    /// property in the slot the shape gives it.
     #[inline(always)]
     pub fn get_cached(self, cache: &PropertyCache) -> Result<Value<'h>, Error> {
-        // (`side == 0`: not an array, not restricted, no attribute entries, shape mode.)
-        if self.side() == 0 {
-            let shape = self.shape();
-            if shape.id() == cache.shape_id.get() {
-                return Ok(self.slot(cache.slot.get()));
+        let shape = self.shape();
+        if shape.id() == cache.inline_id.get() {
+            return Ok(self.inline_slot(cache.inline_slot.get()));
+        }
+        if shape.id() == cache.external_id.get() {
+            return Ok(self.slot(cache.external_slot.get()));
+        }
+        // (A canonical key is a name only if it can live in a shape.)
+        if shape.is_plain()
+            && let PropertyKey::Name(k) = cache.key
+            && let Some(slot) = shape.lookup(k)
+        {
+            match InlineSlot::new(slot) {
+                Some(s) => {
+                    cache.inline_id.set(shape.id());
+                    cache.inline_slot.set(s);
+                    cache.external_id.set(0);
+                }
+                None => {
+                    cache.external_id.set(shape.id());
+                    cache.external_slot.set(slot);
+                    cache.inline_id.set(0);
+                }
             }
-            // (A canonical key is a name only if it can live in a shape.)
-            if let PropertyKey::Name(k) = cache.key
-                && let Some(slot) = shape.lookup(k)
-            {
-                cache.shape_id.set(shape.id());
-                cache.slot.set(slot);
-                return Ok(self.slot(slot));
-            }
+            return Ok(self.slot(slot));
         }
         self.get_slow(cache.key)
     }

@@ -19,7 +19,7 @@ use array::{add_index, array_length_value, remove_index, set_length_locked};
 const W: u8 = 1;
 const E: u8 = 2;
 const C: u8 = 4;
-const ACCESSOR: u8 = 8;
+const ACCESSOR: u8 = crate::cell::ATTR_ACCESSOR;
 const DEFAULT_ATTRS: u8 = W | E | C;
 
 const SEALED: u8 = 1;
@@ -480,6 +480,15 @@ impl<'h> Obj<'h> {
             }
             let base_default = attrs == DEFAULT_ATTRS;
             let had_entry = f.entry.is_some();
+            let (was_accessor, is_accessor) = (f.attrs & ACCESSOR != 0, attrs & ACCESSOR != 0);
+            // Readers do not lock, so the value is stored where no reader can see a value
+            // the property never had: into an accessor's slot before the entry that makes
+            // it data again (no reader reads an accessor's slot), and never for a data
+            // property becoming an accessor (a reader that saw the data property reads its
+            // old value; the collector clears the slot, see `trace`).
+            if was_accessor && !is_accessor {
+                store_found(&g, f, value);
+            }
             if !base_default || had_entry {
                 if base_default {
                     remove_entry(&g, key)?;
@@ -487,7 +496,9 @@ impl<'h> Obj<'h> {
                     set_entry(&g, key, attrs, getter, setter)?;
                 }
             }
-            store_found(&g, f, value);
+            if !was_accessor && !is_accessor {
+                store_found(&g, f, value);
+            }
             return Ok(());
         }
         if !self.is_extensible_flag() {
@@ -691,7 +702,7 @@ impl<'h> Obj<'h> {
         }
         d.owner = thread_id();
         g.replace_cold(self.heap().raw(), &d)?;
-        g.set_side(self.side() | SIDE_RESTRICTED);
+        g.add_side_flags(SIDE_RESTRICTED);
         Ok(())
     }
 }
@@ -761,7 +772,16 @@ fn add_named<'h>(
     let next = if o.is_dictionary() {
         t.dict_room(false)?;
         None
-    } else if let Some(next) = heap.shapes.with_added(o.shape(), k) {
+    } else if let Some(next) = heap.shapes.with_added(
+        // With an attribute entry the object's shape stops being plain (`add_side_flags`
+        // below), so the new shape is the one after `k` on the not-plain side.
+        if entry.is_some() {
+            heap.shapes.not_plain(o.shape())
+        } else {
+            o.shape()
+        },
+        k,
+    ) {
         t.slots(next.slot_count())?;
         Some(next)
     } else {
@@ -773,7 +793,7 @@ fn add_named<'h>(
     }
     t.commit()?;
     if entry.is_some() {
-        g.set_side(o.side() | SIDE_ENTRIES);
+        g.add_side_flags(SIDE_ENTRIES);
     }
     match next {
         Some(next) => {
@@ -835,7 +855,7 @@ fn set_entry<'h>(
     let o = g.obj();
     let d = draft_with_entry(o, key, attrs, getter, setter);
     g.replace_cold(o.heap().raw(), &d)?;
-    g.set_side(o.side() | SIDE_ENTRIES);
+    g.add_side_flags(SIDE_ENTRIES);
     Ok(())
 }
 
