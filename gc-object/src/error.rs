@@ -34,6 +34,11 @@ pub enum Error {
     Unsupported(&'static str),
     /// Raised by a native function.
     Thrown(&'static str),
+    /// The target of a weak reference has been collected.
+    Collected,
+    /// A root or value that is not what the operation needs (e.g. `Root::get` of a
+    /// rooted weak reference).
+    WrongKind,
 }
 
 impl core::fmt::Display for Error {
@@ -56,6 +61,8 @@ impl core::fmt::Display for Error {
             Error::TooManyValues => f.write_str("more values than literal properties"),
             Error::Unsupported(what) => write!(f, "unsupported: {what}"),
             Error::Thrown(what) => write!(f, "thrown: {what}"),
+            Error::Collected => f.write_str("the weak reference's target was collected"),
+            Error::WrongKind => f.write_str("not a value of the kind this operation needs"),
         }
     }
 }

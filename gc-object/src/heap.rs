@@ -11,7 +11,9 @@ use std::sync::Arc;
 use crate::cell::collect::{self as gc, MarkStack};
 use crate::cell::literal::Literal;
 use crate::cell::root::Root;
-use crate::cell::{self, CollectStats, HeapShared, NativeFn, Obj, TAG_ARRAY, TAG_FUNCTION, Value};
+use crate::cell::{
+    self, CollectStats, HeapShared, NativeFn, Obj, TAG_ARRAY, TAG_FUNCTION, Value, WeakRef,
+};
 use crate::error::Error;
 use crate::key::{Key, PropertyKey};
 use crate::slab::{LocalCache, RawAlloc, SIZE_CLASSES, SystemAlloc};
@@ -120,10 +122,18 @@ impl Heap {
 
     /// Roots `obj`: it survives collections until the [`Root`] is dropped.
     pub fn root(&self, obj: Obj<'_>) -> Result<Root, Error> {
-        if obj.heap_tag() != (&*self.shared as *const HeapShared).cast() {
-            return Err(Error::ForeignHeap);
+        self.root_value(obj.value())
+    }
+
+    /// Roots a value that names a heap cell (an object or a weak reference): it survives
+    /// collections until the [`Root`] is dropped. [`Error::WrongKind`] for values that are
+    /// not cells (numbers, booleans, ...: they need no root).
+    pub fn root_value(&self, v: Value<'_>) -> Result<Root, Error> {
+        match v.heap_tag() {
+            None => Err(Error::WrongKind),
+            Some(h) if h != (&*self.shared as *const HeapShared).cast() => Err(Error::ForeignHeap),
+            Some(_) => Root::new(&self.shared.roots, v),
         }
-        Root::new(&self.shared.roots, obj)
     }
 
     /// Collects garbage: marks from the roots, frees everything else. Needs exclusive
@@ -171,9 +181,17 @@ impl Heap {
 }
 
 impl Root {
-    /// The rooted object, borrowed from `heap` (an error if the root belongs to another).
+    /// The rooted object, borrowed from `heap` (an error if the root belongs to another, or
+    /// [`Error::WrongKind`] if it roots something else).
     pub fn get<'h>(&self, heap: &'h Heap) -> Result<Obj<'h>, Error> {
-        self.get_in(&heap.shared)
+        self.value_in(&heap.shared)?
+            .as_object()
+            .ok_or(Error::WrongKind)
+    }
+
+    /// The rooted value, borrowed from `heap` (an error if the root belongs to another).
+    pub fn value<'h>(&self, heap: &'h Heap) -> Result<Value<'h>, Error> {
+        self.value_in(&heap.shared)
     }
 }
 
@@ -226,13 +244,13 @@ impl<'h> Mutator<'h> {
 
     #[inline]
     fn check_values(&self, values: &[Value<'h>]) -> Result<(), Error> {
-        if !values.iter().any(|v| v.word.is_object()) {
+        if !values.iter().any(|v| v.word.is_cell()) {
             return Ok(());
         }
         let me: *const HeapShared = self.shared();
         for v in values {
-            if let Some(o) = v.as_object()
-                && o.heap_tag() != me.cast()
+            if let Some(h) = v.heap_tag()
+                && h != me.cast()
             {
                 return Err(Error::ForeignHeap);
             }
@@ -272,6 +290,12 @@ impl<'h> Mutator<'h> {
             TAG_ARRAY,
             &[],
         )
+    }
+
+    /// A weak reference to `target` (see [`WeakRef`]). Errors: a target of another heap,
+    /// allocation failure.
+    pub fn weak_ref(&mut self, target: Obj<'h>) -> Result<WeakRef<'h>, Error> {
+        cell::weak::alloc_weak_ref(self.shared(), &mut self.cache, target)
     }
 
     /// A new native function object (usable as getter or setter).

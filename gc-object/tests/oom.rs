@@ -472,3 +472,19 @@ fn length_changed_and_made_read_only() {
         );
     }
 }
+
+#[test]
+fn weak_reference_cell() {
+    // The first weak reference of a mutator needs a chunk of its class: one allocation
+    // that can fail, and nothing of the target changes.
+    let fails = inject(
+        "weak ref",
+        |m| m.object().unwrap(),
+        |m, o| {
+            let w = m.weak_ref(o)?;
+            assert_eq!(w.upgrade(), Some(o));
+            Ok(())
+        },
+    );
+    assert_eq!(fails, 1);
+}

@@ -2,8 +2,9 @@
 
 use core::ptr::NonNull;
 
+use super::layout::{CELL_KIND_OBJECT, CELL_KIND_WEAK_REF, cell_kind};
 use super::shared::{CollectStats, HeapShared};
-use super::{OBJECT_CLASS, Obj, ObjectCell, Shape, Value, finalize, init_object, trace};
+use super::{OBJECT_CLASS, Obj, ObjectCell, Shape, Value, finalize, init_object, trace, weak};
 use crate::error::Error;
 use crate::slab::{LocalCache, Slab};
 use crate::sync::lock;
@@ -33,14 +34,19 @@ pub(crate) fn alloc_object<'h>(
 }
 
 /// The collector's reusable mark stack (kept in the heap so steady collections do not
-/// allocate).
+/// allocate): cells to trace (of any kind: the header says which; the type is the object
+/// cell's for the common case), and the live weak references met while marking.
 #[derive(Debug, Default)]
-pub(crate) struct MarkStack(Vec<NonNull<ObjectCell>>);
+pub(crate) struct MarkStack {
+    cells: Vec<NonNull<ObjectCell>>,
+    weak: Vec<NonNull<u8>>,
+}
 
 impl MarkStack {
     /// Forgets the entries of an interrupted collection.
     pub(crate) fn clear(&mut self) {
-        self.0.clear();
+        self.cells.clear();
+        self.weak.clear();
     }
 }
 
@@ -59,21 +65,40 @@ pub(crate) fn collect(heap: &mut HeapShared, stack: &mut MarkStack) -> CollectSt
         for &cell in t.cells.iter().flatten() {
             // SAFETY: rooted cells are live cells of this heap; exclusive access.
             if unsafe { Slab::mark(cell.cast()) } {
-                stack.0.push(cell);
+                stack.cells.push(cell);
             }
         }
     }
-    while let Some(cell) = stack.0.pop() {
+    let MarkStack { cells, weak } = stack;
+    while let Some(cell) = cells.pop() {
         stats.marked += 1;
+        // SAFETY: `cell` is a live cell of this heap (reached from a root).
+        match unsafe { cell_kind(cell.cast()) } {
+            CELL_KIND_WEAK_REF => {
+                // Its target is not traced; it is cleared below if nothing else marks it.
+                weak.push(cell.cast());
+                continue;
+            }
+            kind => debug_assert_eq!(kind, CELL_KIND_OBJECT),
+        }
         let mut visit = |child: NonNull<ObjectCell>| {
             // SAFETY: references are to live cells of the same heap (stores check the heap);
             // exclusive access.
             if unsafe { Slab::mark(child.cast()) } {
-                stack.0.push(child);
+                cells.push(child);
             }
         };
-        // SAFETY: `cell` is a live cell of this heap (reached from a root); exclusive.
+        // SAFETY: `cell` is a live object cell of this heap (reached from a root);
+        // exclusive.
         unsafe { trace(cell, raw, &mut visit) };
+    }
+    // Every live cell is marked: a live weak reference to an unmarked target is cleared in
+    // this collection, before the sweep frees the target.
+    for w in weak.drain(..) {
+        // SAFETY: a live (marked) weak-reference cell; exclusive access after marking.
+        if unsafe { weak::clear_if_dead(w) } {
+            stats.weak_cleared += 1;
+        }
     }
     // SAFETY: exclusive access; every live object was traced, which marked its shape.
     stats.shapes_freed = unsafe { heap.shapes.sweep() } as u64;

@@ -61,10 +61,24 @@ pub(crate) const SIDE_DICT: u8 = 1 << 2;
 /// the fast paths test one byte: `side == 0` is a plain object without side flags).
 pub(crate) const SIDE_ARRAY: u8 = 1 << 3;
 
-const CELL_KIND_OBJECT: u8 = 1;
+/// Cell kinds (the first byte of every cell).
+pub(crate) const CELL_KIND_OBJECT: u8 = 1;
+/// A weak reference (`weak.rs`).
+pub(crate) const CELL_KIND_WEAK_REF: u8 = 2;
+
+/// The kind byte of a cell.
+///
+/// # Safety
+/// `cell` is a live, initialized cell of a slab (every kind starts with a [`CellHeader`],
+/// written before the cell is published and never changed).
+#[inline]
+pub(crate) unsafe fn cell_kind(cell: NonNull<u8>) -> u8 {
+    // SAFETY: contract; the header is plain bytes at offset 0 of every cell.
+    unsafe { (*cell.cast::<CellHeader>().as_ptr()).kind }
+}
 
 #[repr(C)]
-pub(super) struct CellHeader {
+pub(crate) struct CellHeader {
     pub(super) kind: u8,
     pub(super) reserved: u8,
 }

@@ -42,6 +42,7 @@ mod side;
 mod trace;
 mod txn;
 pub(crate) mod value;
+pub(crate) mod weak;
 
 pub use layout::{
     CELL_BYTES, COLD_STATE_BYTES, HEADER_BYTES, INLINE_SLOTS, OBJECT_CLASS, OBJECT_CLASS_BYTES,
@@ -60,6 +61,7 @@ pub(crate) use trace::{finalize, trace};
 pub(crate) use txn::Locked;
 pub use value::Value;
 pub(crate) use value::{AtomicWord, Word};
+pub use weak::{WEAK_REF_CLASS, WeakRef};
 
 /// Helpers for the unit tests of the core: a heap core on a counting allocator, objects
 /// made through the collector's allocation path, and a teardown that frees everything.

@@ -3,7 +3,7 @@
 use core::ptr::NonNull;
 use std::sync::Arc;
 
-use super::{Obj, ObjectCell};
+use super::{ObjectCell, Value, Word};
 use crate::error::Error;
 use crate::sync::{Mutex, lock};
 
@@ -30,7 +30,8 @@ unsafe impl Sync for RootTable {}
 pub struct Root {
     table: Arc<RootTable>,
     index: usize,
-    cell: NonNull<ObjectCell>,
+    /// The rooted value (a cell word; the table holds its cell).
+    word: Word,
 }
 
 // SAFETY: a root is an index into a mutex-protected table plus an address that is only
@@ -40,8 +41,10 @@ unsafe impl Send for Root {}
 unsafe impl Sync for Root {}
 
 impl Root {
-    pub(crate) fn new(table: &Arc<RootTable>, obj: Obj<'_>) -> Result<Root, Error> {
-        let cell = obj.cell_ptr();
+    /// Roots the cell `v` names (the caller checked that it names one of this heap).
+    pub(crate) fn new(table: &Arc<RootTable>, v: Value<'_>) -> Result<Root, Error> {
+        debug_assert!(v.word.is_cell());
+        let cell = NonNull::new(v.word.cell()).ok_or(Error::WrongKind)?;
         let mut t = lock(&table.slots);
         let index = match t.free.pop() {
             Some(i) => {
@@ -60,19 +63,19 @@ impl Root {
         Ok(Root {
             table: Arc::clone(table),
             index,
-            cell,
+            word: v.word,
         })
     }
 
-    /// The rooted object, borrowed from the heap whose shared part is `heap` (an error if
+    /// The rooted value, borrowed from the heap whose shared part is `heap` (an error if
     /// the root belongs to another).
-    pub(crate) fn get_in<'h>(&self, heap: &'h super::HeapShared) -> Result<Obj<'h>, Error> {
+    pub(crate) fn value_in<'h>(&self, heap: &'h super::HeapShared) -> Result<Value<'h>, Error> {
         if !Arc::ptr_eq(&self.table, &heap.roots) {
             return Err(Error::ForeignHeap);
         }
         // SAFETY: the root keeps the cell alive (it is marked by every collection of this
         // heap), and the heap is borrowed for 'h.
-        Ok(unsafe { Obj::from_cell(self.cell) })
+        Ok(unsafe { Value::from_word(self.word) })
     }
 }
 

@@ -68,4 +68,6 @@ pub struct CollectStats {
     pub freed_without_finalizer: u64,
     /// Shapes freed: no live object had them (or a descendant), and no literal.
     pub shapes_freed: u64,
+    /// Live weak references whose target this collection freed (now cleared).
+    pub weak_cleared: u64,
 }

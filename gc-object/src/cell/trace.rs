@@ -66,8 +66,8 @@ pub(crate) unsafe fn trace(
         visit(p);
     }
     let mut word = |w: Word| {
-        if w.is_object() {
-            // SAFETY: object words hold non-null cell addresses.
+        if w.is_cell() {
+            // SAFETY: cell words hold non-null cell addresses.
             visit(unsafe { NonNull::new_unchecked(w.cell()) });
         }
     };

@@ -7,6 +7,8 @@
 //!  0xFFFA        object: the cell address (user-space addresses fit 48 bits; checked
 //!                when a chunk is allocated)
 //!  0xFFFB        interned string: the key id in bits 31..0
+//!  0xFFFC        another heap cell (weak reference, weak map): its address; the cell's
+//!                header says which kind
 //! ```
 //!
 //! On 64-bit targets the word is stored as a pointer (`AtomicPtr<u8>`), so an object word
@@ -27,6 +29,7 @@ pub(crate) const TAG_SHIFT: u32 = 48;
 pub(crate) const TAG_SPECIAL: u64 = 0xFFF9 << TAG_SHIFT;
 pub(crate) const TAG_OBJECT: u64 = 0xFFFA << TAG_SHIFT;
 pub(crate) const TAG_STRING: u64 = 0xFFFB << TAG_SHIFT;
+pub(crate) const TAG_CELL: u64 = 0xFFFC << TAG_SHIFT;
 pub(crate) const PAYLOAD_MASK: u64 = (1 << TAG_SHIFT) - 1;
 const CANONICAL_NAN: u64 = 0x7FF8_0000_0000_0000;
 pub(crate) const UNDEFINED_BITS: u64 = TAG_SPECIAL;
@@ -61,7 +64,12 @@ mod repr {
                     .map_addr(|a| a | TAG_OBJECT as usize),
             )
         }
-        /// The cell of an object word (caller checked the tag).
+        /// A word naming a cell that is not an object (tag [`TAG_CELL`]).
+        #[inline]
+        pub(crate) fn from_other_cell(p: NonNull<u8>) -> Word {
+            Word(p.as_ptr().map_addr(|a| a | TAG_CELL as usize))
+        }
+        /// The cell of an object or other-cell word (caller checked the tag).
         #[inline]
         pub(crate) fn cell(self) -> *mut ObjectCell {
             self.0.map_addr(|a| a & PAYLOAD_MASK as usize).cast()
@@ -108,6 +116,10 @@ mod repr {
             Word(p.as_ptr().expose_provenance() as u64 | TAG_OBJECT)
         }
         #[inline]
+        pub(crate) fn from_other_cell(p: NonNull<u8>) -> Word {
+            Word(p.as_ptr().expose_provenance() as u64 | TAG_CELL)
+        }
+        #[inline]
         pub(crate) fn cell(self) -> *mut ObjectCell {
             core::ptr::with_exposed_provenance_mut((self.0 & PAYLOAD_MASK) as usize)
         }
@@ -137,6 +149,12 @@ pub(crate) use repr::{AtomicWord, Word};
 const _: () = assert!(core::mem::size_of::<AtomicWord>() == 8);
 const _: () = assert!(core::mem::size_of::<Word>() == 8);
 
+impl fmt::Debug for Word {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Word({:#x})", self.bits())
+    }
+}
+
 impl Word {
     pub(crate) const UNDEFINED: Word = Word::from_bits(UNDEFINED_BITS);
     pub(crate) const HOLE: Word = Word::from_bits(HOLE_BITS);
@@ -148,6 +166,17 @@ impl Word {
     #[inline]
     pub(crate) fn is_object(self) -> bool {
         self.tag() == TAG_OBJECT
+    }
+    /// Does the word name a heap cell (an object or another cell), which the collector
+    /// traces and stores check for their heap?
+    #[inline]
+    pub(crate) fn is_cell(self) -> bool {
+        let t = self.tag();
+        t == TAG_OBJECT || t == TAG_CELL
+    }
+    #[inline]
+    pub(crate) fn is_other_cell(self) -> bool {
+        self.tag() == TAG_CELL
     }
     #[inline]
     pub(crate) fn is_hole(self) -> bool {
@@ -286,6 +315,27 @@ impl<'h> Value<'h> {
             None
         }
     }
+    /// The cell of a word that names a cell other than an object.
+    #[inline]
+    pub(crate) fn other_cell(self) -> Option<NonNull<u8>> {
+        if self.word.is_other_cell() {
+            NonNull::new(self.word.cell().cast())
+        } else {
+            None
+        }
+    }
+
+    /// The heap (its shared part, as a tag) of the cell this value names, if it names one.
+    #[inline]
+    pub(crate) fn heap_tag(self) -> Option<*const ()> {
+        if !self.word.is_cell() {
+            return None;
+        }
+        let cell = NonNull::new(self.word.cell().cast::<u8>())?;
+        // SAFETY: a cell word of a `Value<'h>` names a live slab cell (type invariant).
+        Some(unsafe { crate::slab::owner_of(cell) })
+    }
+
     /// The object, if this is one.
     #[inline]
     pub fn as_object(self) -> Option<super::Obj<'h>> {
@@ -362,6 +412,8 @@ impl fmt::Debug for Value<'_> {
             write!(f, "{:?}", k.as_str())
         } else if self.word.is_object() {
             write!(f, "[object @{:#x}]", self.word.bits() & PAYLOAD_MASK)
+        } else if self.word.is_other_cell() {
+            write!(f, "[cell @{:#x}]", self.word.bits() & PAYLOAD_MASK)
         } else {
             write!(f, "<word {:#x}>", self.word.bits())
         }

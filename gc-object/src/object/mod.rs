@@ -153,8 +153,8 @@ impl<'h> Obj<'h> {
     }
 
     fn check_value(self, v: Value<'h>) -> Result<(), Error> {
-        match v.as_object() {
-            Some(o) if o.heap_tag() != self.heap_tag() => Err(Error::ForeignHeap),
+        match v.heap_tag() {
+            Some(h) if h != self.heap_tag() => Err(Error::ForeignHeap),
             _ => Ok(()),
         }
     }
@@ -333,7 +333,7 @@ impl<'h> Obj<'h> {
         // or integrity level is a writable data property: lock, check the shape did not
         // change, store.
         if let PropertyKey::Name(k) = key
-            && !value.word.is_object()
+            && !value.word.is_cell()
             && self.integrity() == 0
         {
             let side = self.side();

@@ -319,6 +319,26 @@ pub(crate) unsafe fn note_side_state(cell: NonNull<u8>) {
     h.side[idx / 64].fetch_or(1 << (idx % 64), Ordering::Relaxed);
 }
 
+/// Is `cell` marked (in the collection running now)?
+///
+/// # Safety
+/// `cell` is a live cell allocated by a [`Slab`], and the caller has exclusive access to
+/// its heap.
+pub(crate) unsafe fn is_marked(cell: NonNull<u8>) -> bool {
+    let c = chunk_of(cell);
+    let h = c.header();
+    let idx = if h.class == LARGE_CLASS {
+        0
+    } else {
+        (cell.as_ptr().addr() - c.base().addr()) >> h.cell_shift
+    };
+    h.meta.with(|m| {
+        // SAFETY: exclusive access per the contract.
+        let m = unsafe { &*m };
+        m.mark[idx / 64] & (1 << (idx % 64)) != 0
+    })
+}
+
 /// Per-thread allocation cache: per class, the chunk it owns and a bump range in it.
 #[derive(Debug)]
 pub(crate) struct LocalCache {
