@@ -12,7 +12,7 @@ use crate::cell::collect::{self as gc, MarkStack};
 use crate::cell::literal::Literal;
 use crate::cell::root::Root;
 use crate::cell::{
-    self, CollectStats, HeapShared, NativeFn, Obj, TAG_ARRAY, TAG_FUNCTION, Value, WeakRef,
+    self, CollectStats, HeapShared, NativeFn, Obj, TAG_ARRAY, TAG_FUNCTION, Value, WeakMap, WeakRef,
 };
 use crate::error::Error;
 use crate::key::{Key, PropertyKey};
@@ -296,6 +296,11 @@ impl<'h> Mutator<'h> {
     /// allocation failure.
     pub fn weak_ref(&mut self, target: Obj<'h>) -> Result<WeakRef<'h>, Error> {
         cell::weak::alloc_weak_ref(self.shared(), &mut self.cache, target)
+    }
+
+    /// A new, empty weak map (see [`WeakMap`]). Errors: allocation failure.
+    pub fn weak_map(&mut self) -> Result<WeakMap<'h>, Error> {
+        cell::ephemeron::alloc_weak_map(self.shared(), &mut self.cache)
     }
 
     /// A new native function object (usable as getter or setter).

@@ -488,3 +488,32 @@ fn weak_reference_cell() {
     );
     assert_eq!(fails, 1);
 }
+
+#[test]
+fn weak_map_cell_and_tables() {
+    // The map's cell (a new chunk of its class), its first table, two growths: each can
+    // fail; a failed `set` leaves every entry as it was.
+    let fails = inject(
+        "weak map",
+        |m| m.object().unwrap(),
+        |m, o| {
+            let map = m.weak_map()?;
+            let mut keys = Vec::new();
+            for i in 0..20u32 {
+                let k = m.object()?;
+                keys.push(k);
+                if let Err(e) = map.set(k, o.value()) {
+                    assert_eq!(map.len(), i as usize);
+                    for &old in &keys[..i as usize] {
+                        assert_eq!(map.get(old).unwrap(), Some(o.value()));
+                    }
+                    assert_eq!(map.get(k).unwrap(), None);
+                    return Err(e);
+                }
+            }
+            assert_eq!(map.len(), 20);
+            Ok(())
+        },
+    );
+    assert_eq!(fails, 4);
+}

@@ -2,11 +2,14 @@
 
 use core::ptr::NonNull;
 
-use super::layout::{CELL_KIND_OBJECT, CELL_KIND_WEAK_REF, cell_kind};
+use super::layout::{CELL_KIND_OBJECT, CELL_KIND_WEAK_MAP, CELL_KIND_WEAK_REF, cell_kind};
 use super::shared::{CollectStats, HeapShared};
-use super::{OBJECT_CLASS, Obj, ObjectCell, Shape, Value, finalize, init_object, trace, weak};
+use super::{
+    OBJECT_CLASS, Obj, ObjectCell, Shape, Value, Word, ephemeron, finalize, init_object, trace,
+    weak,
+};
 use crate::error::Error;
-use crate::slab::{LocalCache, Slab};
+use crate::slab::{LocalCache, RawAlloc, Slab};
 use crate::sync::lock;
 
 /// Allocates an object cell through `cache` and initializes it.
@@ -35,11 +38,13 @@ pub(crate) fn alloc_object<'h>(
 
 /// The collector's reusable mark stack (kept in the heap so steady collections do not
 /// allocate): cells to trace (of any kind: the header says which; the type is the object
-/// cell's for the common case), and the live weak references met while marking.
+/// cell's for the common case), and the live weak references and weak maps met while
+/// marking.
 #[derive(Debug, Default)]
 pub(crate) struct MarkStack {
     cells: Vec<NonNull<ObjectCell>>,
     weak: Vec<NonNull<u8>>,
+    maps: Vec<NonNull<u8>>,
 }
 
 impl MarkStack {
@@ -47,6 +52,51 @@ impl MarkStack {
     pub(crate) fn clear(&mut self) {
         self.cells.clear();
         self.weak.clear();
+        self.maps.clear();
+    }
+
+    /// Marks `cell`, and queues it for tracing if it was not marked; whether it was new.
+    ///
+    /// # Safety
+    /// `cell` is a live cell of the heap being collected (exclusive access).
+    unsafe fn mark(&mut self, cell: NonNull<ObjectCell>) -> bool {
+        // SAFETY: contract.
+        let fresh = unsafe { Slab::mark(cell.cast()) };
+        if fresh {
+            self.cells.push(cell);
+        }
+        fresh
+    }
+
+    /// Traces until no queued cell is left. Weak references and weak maps are set aside:
+    /// their targets, keys and values are not traced here.
+    fn drain(&mut self, raw: &dyn RawAlloc, stats: &mut CollectStats) {
+        let MarkStack { cells, weak, maps } = self;
+        while let Some(cell) = cells.pop() {
+            stats.marked += 1;
+            // SAFETY: `cell` is a live cell of this heap (reached from a root).
+            match unsafe { cell_kind(cell.cast()) } {
+                CELL_KIND_WEAK_REF => {
+                    weak.push(cell.cast());
+                    continue;
+                }
+                CELL_KIND_WEAK_MAP => {
+                    maps.push(cell.cast());
+                    continue;
+                }
+                kind => debug_assert_eq!(kind, CELL_KIND_OBJECT),
+            }
+            let mut visit = |child: NonNull<ObjectCell>| {
+                // SAFETY: references are to live cells of the same heap (stores check the
+                // heap); exclusive access.
+                if unsafe { Slab::mark(child.cast()) } {
+                    cells.push(child);
+                }
+            };
+            // SAFETY: `cell` is a live object cell of this heap (reached from a root);
+            // exclusive.
+            unsafe { trace(cell, raw, &mut visit) };
+        }
     }
 }
 
@@ -55,8 +105,30 @@ unsafe impl Send for MarkStack {}
 // SAFETY: as for `Send`.
 unsafe impl Sync for MarkStack {}
 
+/// Frees the side state of a dead cell of any kind; whether it had any.
+///
+/// # Safety
+/// `cell` is a dead cell of the heap being swept, with the side-state bit; exclusive.
+unsafe fn finalize_any(cell: NonNull<u8>, raw: &dyn RawAlloc) -> bool {
+    // SAFETY: the cell is still initialized (contract).
+    match unsafe { cell_kind(cell) } {
+        CELL_KIND_WEAK_MAP => {
+            // SAFETY: contract.
+            unsafe { ephemeron::finalize_map(cell, raw) };
+            true
+        }
+        // SAFETY: contract (only objects and maps get the side-state bit).
+        _ => unsafe { finalize(cell.cast(), raw) },
+    }
+}
+
 /// Marks from the roots, then sweeps, finalizing dead objects. `&mut HeapShared`: no
 /// mutator and no `Obj` exists.
+///
+/// Order: the roots and everything they reach strongly; then the ephemeron fixpoint (the
+/// value of an entry of a live weak map is marked once its key is, until nothing new is
+/// marked); then, with every live cell marked, entries of dead keys are removed and weak
+/// references to dead targets cleared; then the sweep frees the rest.
 pub(crate) fn collect(heap: &mut HeapShared, stack: &mut MarkStack) -> CollectStats {
     let mut stats = CollectStats::default();
     let raw = heap.slab.raw();
@@ -64,37 +136,39 @@ pub(crate) fn collect(heap: &mut HeapShared, stack: &mut MarkStack) -> CollectSt
         let t = lock(&heap.roots.slots);
         for &cell in t.cells.iter().flatten() {
             // SAFETY: rooted cells are live cells of this heap; exclusive access.
-            if unsafe { Slab::mark(cell.cast()) } {
-                stack.cells.push(cell);
-            }
+            unsafe { stack.mark(cell) };
         }
     }
-    let MarkStack { cells, weak } = stack;
-    while let Some(cell) = cells.pop() {
-        stats.marked += 1;
-        // SAFETY: `cell` is a live cell of this heap (reached from a root).
-        match unsafe { cell_kind(cell.cast()) } {
-            CELL_KIND_WEAK_REF => {
-                // Its target is not traced; it is cleared below if nothing else marks it.
-                weak.push(cell.cast());
-                continue;
-            }
-            kind => debug_assert_eq!(kind, CELL_KIND_OBJECT),
+    stack.drain(raw, &mut stats);
+    loop {
+        let mut fresh = false;
+        // (The list grows while draining: new maps are visited in the next round.)
+        let mut i = 0;
+        while i < stack.maps.len() {
+            let map = stack.maps[i];
+            let mut visit = |w: Word| {
+                if w.is_cell()
+                    && let Some(c) = NonNull::new(w.cell())
+                {
+                    // SAFETY: entry values are live cells of this heap while their key is.
+                    fresh |= unsafe { stack.mark(c) };
+                }
+            };
+            // SAFETY: a live (marked) weak-map cell; exclusive access.
+            unsafe { ephemeron::visit_live_values(map, &mut visit) };
+            i += 1;
         }
-        let mut visit = |child: NonNull<ObjectCell>| {
-            // SAFETY: references are to live cells of the same heap (stores check the heap);
-            // exclusive access.
-            if unsafe { Slab::mark(child.cast()) } {
-                cells.push(child);
-            }
-        };
-        // SAFETY: `cell` is a live object cell of this heap (reached from a root);
-        // exclusive.
-        unsafe { trace(cell, raw, &mut visit) };
+        if !fresh {
+            break;
+        }
+        stack.drain(raw, &mut stats);
     }
-    // Every live cell is marked: a live weak reference to an unmarked target is cleared in
-    // this collection, before the sweep frees the target.
-    for w in weak.drain(..) {
+    // Every live cell is marked now.
+    for map in stack.maps.drain(..) {
+        // SAFETY: a live (marked) weak-map cell; exclusive access after marking.
+        stats.ephemerons_removed += unsafe { ephemeron::remove_dead_keys(map) };
+    }
+    for w in stack.weak.drain(..) {
         // SAFETY: a live (marked) weak-reference cell; exclusive access after marking.
         if unsafe { weak::clear_if_dead(w) } {
             stats.weak_cleared += 1;
@@ -104,9 +178,9 @@ pub(crate) fn collect(heap: &mut HeapShared, stack: &mut MarkStack) -> CollectSt
     stats.shapes_freed = unsafe { heap.shapes.sweep() } as u64;
     let mut with_side = 0u64;
     let counts = heap.slab.sweep(&mut |cell, raw| {
-        // SAFETY: the sweep hands out dead object cells of this heap that have side state;
+        // SAFETY: the sweep hands out dead cells of this heap that have side state;
         // exclusive access.
-        if unsafe { finalize(cell.cast(), raw) } {
+        if unsafe { finalize_any(cell, raw) } {
             with_side += 1;
         }
     });
@@ -122,6 +196,6 @@ pub(crate) fn finalize_all(heap: &mut HeapShared) {
     heap.slab.sweep(&mut |cell, raw| {
         // SAFETY: nothing is marked, so every cell is handed out; the heap is being dropped
         // (exclusive), so every object is dead.
-        unsafe { finalize(cell.cast(), raw) };
+        unsafe { finalize_any(cell, raw) };
     });
 }

@@ -65,6 +65,8 @@ pub(crate) const SIDE_ARRAY: u8 = 1 << 3;
 pub(crate) const CELL_KIND_OBJECT: u8 = 1;
 /// A weak reference (`weak.rs`).
 pub(crate) const CELL_KIND_WEAK_REF: u8 = 2;
+/// A weak map (`ephemeron.rs`).
+pub(crate) const CELL_KIND_WEAK_MAP: u8 = 3;
 
 /// The kind byte of a cell.
 ///

@@ -33,6 +33,7 @@
 
 pub(crate) mod collect;
 mod dict;
+pub(crate) mod ephemeron;
 mod layout;
 pub(crate) mod literal;
 pub(crate) mod root;
@@ -44,6 +45,7 @@ mod txn;
 pub(crate) mod value;
 pub(crate) mod weak;
 
+pub use ephemeron::{WEAK_MAP_CLASS, WeakMap};
 pub use layout::{
     CELL_BYTES, COLD_STATE_BYTES, HEADER_BYTES, INLINE_SLOTS, OBJECT_CLASS, OBJECT_CLASS_BYTES,
     OBJECT_PAYLOAD_BYTES, Obj, STORAGE_STATE_BYTES,

@@ -70,4 +70,6 @@ pub struct CollectStats {
     pub shapes_freed: u64,
     /// Live weak references whose target this collection freed (now cleared).
     pub weak_cleared: u64,
+    /// Weak-map entries removed because this collection freed their keys.
+    pub ephemerons_removed: u64,
 }
