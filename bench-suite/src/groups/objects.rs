@@ -21,6 +21,7 @@ use crate::seeds::AbClaim;
 use super::group::Group;
 
 mod props;
+mod weak;
 
 /// The group.
 pub const GROUP: Group = Group {
@@ -548,6 +549,7 @@ fn run(ctx: &mut Ctx<'_>) -> BenchResult {
     }
     properties(ctx)?;
     props::run(ctx)?;
+    weak::run(ctx)?;
     churn_single(ctx)?;
     if ctx.sweeps() {
         churn(ctx)?;
