@@ -39,6 +39,8 @@ pub enum Error {
     /// A root or value that is not what the operation needs (e.g. `Root::get` of a
     /// rooted weak reference).
     WrongKind,
+    /// Registering a target with itself as the held value (it would keep itself alive).
+    HeldIsTarget,
 }
 
 impl core::fmt::Display for Error {
@@ -63,6 +65,9 @@ impl core::fmt::Display for Error {
             Error::Thrown(what) => write!(f, "thrown: {what}"),
             Error::Collected => f.write_str("the weak reference's target was collected"),
             Error::WrongKind => f.write_str("not a value of the kind this operation needs"),
+            Error::HeldIsTarget => {
+                f.write_str("TypeError: a finalization target cannot be its own held value")
+            }
         }
     }
 }

@@ -9,10 +9,12 @@
 use std::sync::Arc;
 
 use crate::cell::collect::{self as gc, MarkStack};
+use crate::cell::host::{Family, HostBox, HostCall};
 use crate::cell::literal::Literal;
 use crate::cell::root::Root;
 use crate::cell::{
-    self, CollectStats, HeapShared, NativeFn, Obj, TAG_ARRAY, TAG_FUNCTION, Value, WeakMap, WeakRef,
+    self, CollectStats, FinalizationRegistry, HeapShared, NativeFn, Obj, TAG_ARRAY, TAG_FUNCTION,
+    Value, WeakMap, WeakRef,
 };
 use crate::error::Error;
 use crate::key::{Key, PropertyKey};
@@ -161,6 +163,12 @@ impl Heap {
         s
     }
 
+    /// Runs the queued finalization callbacks (see [`FinalizationRegistry`]) on this thread,
+    /// with a mutator of its own; how many ran. See [`Mutator::run_finalizers`].
+    pub fn run_finalizers(&self) -> Result<usize, Error> {
+        self.mutator().run_finalizers()
+    }
+
     /// Gives back chunks without live objects (they are kept by the heap for reuse
     /// otherwise): to the allocator, or on the global allocator to the process-wide chunk
     /// pool (see `CHUNK_POOL_CHUNKS`). Returns how many.
@@ -303,6 +311,37 @@ impl<'h> Mutator<'h> {
         cell::ephemeron::alloc_weak_map(self.shared(), &mut self.cache)
     }
 
+    /// A new finalization registry whose callback is `callback(mutator, held)` (see
+    /// [`FinalizationRegistry`]). The callback may allocate and use any object; it runs
+    /// when the host calls [`Mutator::run_finalizers`] or [`Heap::run_finalizers`], never
+    /// inside a collection. Errors: allocation failure (the callback is dropped).
+    pub fn finalization_registry<F>(
+        &mut self,
+        callback: F,
+    ) -> Result<FinalizationRegistry<'h>, Error>
+    where
+        F: for<'a> Fn(&mut Mutator<'a>, Value<'a>) -> Result<(), Error> + Send + Sync + 'static,
+    {
+        let shared = self.shared();
+        let b = HostBox::new::<MutatorFamily, _>(shared.raw(), FinalizerCallback(callback))?;
+        cell::finreg::alloc_registry(shared, &mut self.cache, b)
+    }
+
+    /// Runs the queued finalization callbacks, one at a time, until none is left (also
+    /// those queued by a collection while earlier ones ran); how many ran. Each
+    /// registration is taken off its registry before its callback runs, so no callback
+    /// runs twice, and its held value is alive (the collector kept it). If a callback
+    /// returns an error, its registration is consumed and the error is returned; the
+    /// rest stay queued for the next call.
+    pub fn run_finalizers(&mut self) -> Result<usize, Error> {
+        let mut ran = 0;
+        while let Some((reg, held)) = cell::finreg::take_pending(self.shared()) {
+            reg.call::<MutatorFamily>(self, held)?;
+            ran += 1;
+        }
+        Ok(ran)
+    }
+
     /// A new native function object (usable as getter or setter).
     pub fn function(&mut self, f: NativeFn) -> Result<Obj<'h>, Error> {
         let shared = self.shared();
@@ -374,6 +413,25 @@ impl<'h> Mutator<'h> {
         g.set_shape(shape);
         drop(g);
         Ok(o)
+    }
+}
+
+/// The heap layer's host-closure family: closures get a [`Mutator`].
+struct MutatorFamily;
+
+impl Family for MutatorFamily {
+    type Mut<'h> = Mutator<'h>;
+}
+
+/// A finalization callback as a host closure (`args[0]` is the held value).
+struct FinalizerCallback<F>(F);
+
+impl<F> HostCall<MutatorFamily> for FinalizerCallback<F>
+where
+    F: for<'a> Fn(&mut Mutator<'a>, Value<'a>) -> Result<(), Error> + Send + Sync + 'static,
+{
+    fn call<'h>(&self, m: &mut Mutator<'h>, args: [Value<'h>; 3]) -> Result<Value<'h>, Error> {
+        (self.0)(m, args[0]).map(|()| Value::UNDEFINED)
     }
 }
 

@@ -11,10 +11,10 @@ mod sync;
 pub use cell::literal::Literal;
 pub use cell::root::Root;
 pub use cell::{
-    CELL_BYTES, COLD_STATE_BYTES, CollectStats, HEADER_BYTES, HOT_LOOKUPS, INLINE_SLOTS,
-    LINEAR_LOOKUP_MAX, MAX_SHAPE_KEYS, NativeFn, OBJECT_CLASS, OBJECT_CLASS_BYTES,
-    OBJECT_PAYLOAD_BYTES, Obj, STORAGE_STATE_BYTES, Value, WEAK_MAP_CLASS, WEAK_REF_CLASS, WeakMap,
-    WeakRef,
+    CELL_BYTES, COLD_STATE_BYTES, CollectStats, FINALIZATION_REGISTRY_CLASS, FinalizationRegistry,
+    HEADER_BYTES, HOT_LOOKUPS, INLINE_SLOTS, LINEAR_LOOKUP_MAX, MAX_SHAPE_KEYS, NativeFn,
+    OBJECT_CLASS, OBJECT_CLASS_BYTES, OBJECT_PAYLOAD_BYTES, Obj, STORAGE_STATE_BYTES, Value,
+    WEAK_MAP_CLASS, WEAK_REF_CLASS, WeakMap, WeakRef,
 };
 pub use error::Error;
 pub use heap::{Heap, HeapStats, Mutator};

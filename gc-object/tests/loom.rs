@@ -213,3 +213,48 @@ fn loom_crosswise_prototypes_make_no_cycle() {
         assert!(!cycle, "prototype cycle a <-> b");
     });
 }
+
+/// Two threads register targets in one finalization registry at once (the second
+/// registration under loom's 2-entry first table grows it): every registration is kept,
+/// and each callback runs once after the collection.
+#[test]
+fn loom_two_threads_register_in_one_registry() {
+    loom::model(|| {
+        let heap = Heap::new();
+        let calls = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let reg = {
+            let mut m = heap.mutator();
+            let c = calls.clone();
+            let r = m
+                .finalization_registry(move |_, held| {
+                    assert!(held.as_u32().is_some());
+                    c.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    Ok(())
+                })
+                .unwrap();
+            r.register(m.object().unwrap(), 0u32.into(), None).unwrap();
+            heap.root_value(r.value()).unwrap()
+        };
+        let (heap, reg) = (Arc::new(heap), Arc::new(reg));
+        let (h2, r2) = (heap.clone(), reg.clone());
+        let t = thread::spawn(move || {
+            let mut m = h2.mutator();
+            let r = r2.value(&h2).unwrap().as_finalization_registry().unwrap();
+            r.register(m.object().unwrap(), 1u32.into(), None).unwrap();
+        });
+        {
+            let mut m = heap.mutator();
+            let r = reg
+                .value(&heap)
+                .unwrap()
+                .as_finalization_registry()
+                .unwrap();
+            r.register(m.object().unwrap(), 2u32.into(), None).unwrap();
+        }
+        t.join().unwrap();
+        let mut heap = Arc::try_unwrap(heap).unwrap();
+        assert_eq!(heap.collect().finalizers_queued, 3);
+        assert_eq!(heap.run_finalizers(), Ok(3));
+        assert_eq!(calls.load(std::sync::atomic::Ordering::Relaxed), 3);
+    });
+}

@@ -517,3 +517,29 @@ fn weak_map_cell_and_tables() {
     );
     assert_eq!(fails, 4);
 }
+
+#[test]
+fn finalization_registry_callback_cell_and_tables() {
+    // The callback's allocation, the registry's cell (a new chunk of its class), its first
+    // table and two growths: each can fail; a failed `register` registers nothing and
+    // leaves every earlier registration as it was (the closure of a failed creation is
+    // dropped, nothing leaks).
+    let fails = inject(
+        "finalization registry",
+        |m| m.object().unwrap(),
+        |m, o| {
+            let reg = m.finalization_registry(|_, _| Ok(()))?;
+            for i in 0..20u32 {
+                let t = m.object()?;
+                if let Err(e) = reg.register(t, o.value(), Some(o)) {
+                    assert_eq!(reg.len(), i as usize);
+                    return Err(e);
+                }
+            }
+            assert_eq!(reg.len(), 20);
+            assert_eq!(reg.unregister(o), Ok(20));
+            Ok(())
+        },
+    );
+    assert_eq!(fails, 5);
+}

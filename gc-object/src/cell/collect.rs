@@ -2,11 +2,13 @@
 
 use core::ptr::NonNull;
 
-use super::layout::{CELL_KIND_OBJECT, CELL_KIND_WEAK_MAP, CELL_KIND_WEAK_REF, cell_kind};
+use super::layout::{
+    CELL_KIND_FIN_REGISTRY, CELL_KIND_OBJECT, CELL_KIND_WEAK_MAP, CELL_KIND_WEAK_REF, cell_kind,
+};
 use super::shared::{CollectStats, HeapShared};
 use super::{
-    OBJECT_CLASS, Obj, ObjectCell, Shape, Value, Word, ephemeron, finalize, init_object, trace,
-    weak,
+    OBJECT_CLASS, Obj, ObjectCell, Shape, Value, Word, ephemeron, finalize, finreg, init_object,
+    trace, weak,
 };
 use crate::error::Error;
 use crate::slab::{LocalCache, RawAlloc, Slab};
@@ -45,6 +47,7 @@ pub(crate) struct MarkStack {
     cells: Vec<NonNull<ObjectCell>>,
     weak: Vec<NonNull<u8>>,
     maps: Vec<NonNull<u8>>,
+    regs: Vec<NonNull<u8>>,
 }
 
 impl MarkStack {
@@ -53,6 +56,7 @@ impl MarkStack {
         self.cells.clear();
         self.weak.clear();
         self.maps.clear();
+        self.regs.clear();
     }
 
     /// Marks `cell`, and queues it for tracing if it was not marked; whether it was new.
@@ -71,7 +75,12 @@ impl MarkStack {
     /// Traces until no queued cell is left. Weak references and weak maps are set aside:
     /// their targets, keys and values are not traced here.
     fn drain(&mut self, raw: &dyn RawAlloc, stats: &mut CollectStats) {
-        let MarkStack { cells, weak, maps } = self;
+        let MarkStack {
+            cells,
+            weak,
+            maps,
+            regs,
+        } = self;
         while let Some(cell) = cells.pop() {
             stats.marked += 1;
             // SAFETY: `cell` is a live cell of this heap (reached from a root).
@@ -82,6 +91,24 @@ impl MarkStack {
                 }
                 CELL_KIND_WEAK_MAP => {
                     maps.push(cell.cast());
+                    continue;
+                }
+                CELL_KIND_FIN_REGISTRY => {
+                    regs.push(cell.cast());
+                    // Held values are strong; targets and tokens weak.
+                    let mut held = |w: Word| {
+                        if w.is_cell() {
+                            // SAFETY: cell words hold non-null addresses of live cells of
+                            // this heap; exclusive access.
+                            let child = unsafe { NonNull::new_unchecked(w.cell()) };
+                            // SAFETY: as above.
+                            if unsafe { Slab::mark(child.cast()) } {
+                                cells.push(child);
+                            }
+                        }
+                    };
+                    // SAFETY: a live registry cell; exclusive access, marking.
+                    unsafe { finreg::visit_held(cell.cast(), &mut held) };
                     continue;
                 }
                 kind => debug_assert_eq!(kind, CELL_KIND_OBJECT),
@@ -117,6 +144,12 @@ unsafe fn finalize_any(cell: NonNull<u8>, raw: &dyn RawAlloc) -> bool {
             unsafe { ephemeron::finalize_map(cell, raw) };
             true
         }
+        CELL_KIND_FIN_REGISTRY => {
+            // SAFETY: contract (a dead registry is not in the pending list, which roots its
+            // registries, or the heap is being dropped).
+            unsafe { finreg::finalize_registry(cell, raw) };
+            true
+        }
         // SAFETY: contract (only objects and maps get the side-state bit).
         _ => unsafe { finalize(cell.cast(), raw) },
     }
@@ -127,8 +160,10 @@ unsafe fn finalize_any(cell: NonNull<u8>, raw: &dyn RawAlloc) -> bool {
 ///
 /// Order: the roots and everything they reach strongly; then the ephemeron fixpoint (the
 /// value of an entry of a live weak map is marked once its key is, until nothing new is
-/// marked); then, with every live cell marked, entries of dead keys are removed and weak
-/// references to dead targets cleared; then the sweep frees the rest.
+/// marked); then, with every live cell marked, entries of dead keys are removed,
+/// finalization registrations of dead targets become pending and weak references to dead
+/// targets are cleared; then the sweep frees the rest. The registries with pending
+/// registrations are roots (with the held values) until their callbacks have run.
 pub(crate) fn collect(heap: &mut HeapShared, stack: &mut MarkStack) -> CollectStats {
     let mut stats = CollectStats::default();
     let raw = heap.slab.raw();
@@ -139,6 +174,13 @@ pub(crate) fn collect(heap: &mut HeapShared, stack: &mut MarkStack) -> CollectSt
             unsafe { stack.mark(cell) };
         }
     }
+    // Registries with pending registrations are roots until their callbacks ran.
+    let mut root = |c: NonNull<u8>| {
+        // SAFETY: queued registries are live cells of this heap; exclusive access.
+        unsafe { stack.mark(c.cast()) };
+    };
+    // SAFETY: exclusive access.
+    unsafe { finreg::visit_queued(heap, &mut root) };
     stack.drain(raw, &mut stats);
     loop {
         let mut fresh = false;
@@ -167,6 +209,10 @@ pub(crate) fn collect(heap: &mut HeapShared, stack: &mut MarkStack) -> CollectSt
     for map in stack.maps.drain(..) {
         // SAFETY: a live (marked) weak-map cell; exclusive access after marking.
         stats.ephemerons_removed += unsafe { ephemeron::remove_dead_keys(map) };
+    }
+    for r in stack.regs.drain(..) {
+        // SAFETY: a live (marked) registry cell of this heap; exclusive, after marking.
+        stats.finalizers_queued += unsafe { finreg::queue_dead_targets(heap, r) };
     }
     for w in stack.weak.drain(..) {
         // SAFETY: a live (marked) weak-reference cell; exclusive access after marking.

@@ -27,7 +27,7 @@ use super::shared::HeapShared;
 use super::side::{BlockHeader, alloc_block, block_items, free_block};
 use super::{AtomicWord, Obj, Value, Word};
 use crate::error::Error;
-use crate::slab::{self, LocalCache, RawAlloc, SIZE_CLASSES, class_of};
+use crate::slab::{self, LocalCache, RawAlloc, class_of};
 use crate::sync::{AtomicPtr, AtomicU8, Ordering, spin_wait};
 
 #[repr(C)]
@@ -46,14 +46,14 @@ struct Entry {
     value: AtomicWord,
 }
 
-/// Index into [`SIZE_CLASSES`] of the class weak maps are allocated from.
+/// Index into [`SIZE_CLASSES`](crate::SIZE_CLASSES) of the class weak maps are allocated from.
 pub const WEAK_MAP_CLASS: usize = match class_of(core::mem::size_of::<MapCell>()) {
     Some(c) => c,
     None => panic!("map cell larger than the largest slab class"),
 };
 
 #[cfg(not(loom))]
-const _: () = assert!(SIZE_CLASSES[WEAK_MAP_CLASS] == 64);
+const _: () = assert!(crate::slab::SIZE_CLASSES[WEAK_MAP_CLASS] == 64);
 
 /// Block kind of a weak map's entries.
 const BLOCK_MAP: u8 = 6;

@@ -67,6 +67,8 @@ pub(crate) const CELL_KIND_OBJECT: u8 = 1;
 pub(crate) const CELL_KIND_WEAK_REF: u8 = 2;
 /// A weak map (`ephemeron.rs`).
 pub(crate) const CELL_KIND_WEAK_MAP: u8 = 3;
+/// A finalization registry (`finreg.rs`).
+pub(crate) const CELL_KIND_FIN_REGISTRY: u8 = 4;
 
 /// The kind byte of a cell.
 ///

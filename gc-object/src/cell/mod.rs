@@ -34,6 +34,8 @@
 pub(crate) mod collect;
 mod dict;
 pub(crate) mod ephemeron;
+pub(crate) mod finreg;
+pub(crate) mod host;
 mod layout;
 pub(crate) mod literal;
 pub(crate) mod root;
@@ -46,6 +48,7 @@ pub(crate) mod value;
 pub(crate) mod weak;
 
 pub use ephemeron::{WEAK_MAP_CLASS, WeakMap};
+pub use finreg::{FINALIZATION_REGISTRY_CLASS, FinalizationRegistry};
 pub use layout::{
     CELL_BYTES, COLD_STATE_BYTES, HEADER_BYTES, INLINE_SLOTS, OBJECT_CLASS, OBJECT_CLASS_BYTES,
     OBJECT_PAYLOAD_BYTES, Obj, STORAGE_STATE_BYTES,

@@ -4,6 +4,7 @@
 
 use std::sync::Arc;
 
+use super::finreg::PendingList;
 use super::root::RootTable;
 use super::shape::ShapeTable;
 use crate::error::Error;
@@ -28,6 +29,8 @@ pub(crate) struct HeapShared {
     pub(crate) proto_lock: Mutex<()>,
     /// Object cells handed out by mutators that have ended.
     pub(crate) cells_allocated: AtomicU64,
+    /// Finalization registries with registrations waiting for their callback (`finreg`).
+    pub(crate) pending: Mutex<PendingList>,
 }
 
 impl HeapShared {
@@ -41,6 +44,7 @@ impl HeapShared {
             roots: Arc::new(RootTable::default()),
             proto_lock: Mutex::new(()),
             cells_allocated: AtomicU64::new(0),
+            pending: Mutex::new(PendingList::default()),
         });
         let owner: *const HeapShared = Arc::as_ptr(&shared);
         Arc::get_mut(&mut shared)
@@ -72,4 +76,7 @@ pub struct CollectStats {
     pub weak_cleared: u64,
     /// Weak-map entries removed because this collection freed their keys.
     pub ephemerons_removed: u64,
+    /// Finalization-registry registrations whose target this collection freed: their
+    /// callbacks are queued for [`Heap::run_finalizers`](crate::Heap::run_finalizers).
+    pub finalizers_queued: u64,
 }

@@ -17,7 +17,7 @@ use super::layout::{CELL_KIND_WEAK_REF, CellHeader, cell_kind};
 use super::shared::HeapShared;
 use super::{Obj, ObjectCell, Value, Word};
 use crate::error::Error;
-use crate::slab::{self, LocalCache, SIZE_CLASSES, class_of};
+use crate::slab::{self, LocalCache, class_of};
 use crate::sync::{AtomicPtr, Ordering};
 
 #[repr(C)]
@@ -29,14 +29,14 @@ pub(crate) struct WeakCell {
     target: AtomicPtr<ObjectCell>,
 }
 
-/// Index into [`SIZE_CLASSES`] of the class weak references are allocated from.
+/// Index into [`SIZE_CLASSES`](crate::SIZE_CLASSES) of the class weak references are allocated from.
 pub const WEAK_REF_CLASS: usize = match class_of(core::mem::size_of::<WeakCell>()) {
     Some(c) => c,
     None => panic!("weak cell larger than the largest slab class"),
 };
 
 #[cfg(not(loom))]
-const _: () = assert!(SIZE_CLASSES[WEAK_REF_CLASS] == 64);
+const _: () = assert!(crate::slab::SIZE_CLASSES[WEAK_REF_CLASS] == 64);
 
 /// A weak reference to an object of a heap borrowed for `'h`: [`WeakRef::upgrade`] gives
 /// the object while it has not been collected, and `None` from the collection that frees
