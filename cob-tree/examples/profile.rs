@@ -2,7 +2,8 @@
 //! --toggle-collect='*profile::work*' target/release/examples/profile MODE N` runs one
 //! operation kind on an `N`-key `CobTree<u64, u64>` (or `BTreeMap` with `bt-MODE`), with
 //! collection only inside `work`; `callgrind_annotate` then splits the count by function
-//! and source line. Modes: `get`, `strided`, `mix`, `rand`, `seq`. Every loop checks its
+//! and source line. Modes: `get`, `strided`, `mix`, `rand`, `seq`, `iter` (ten full
+//! iterations), `range` (10,000 ranges of 100 keys). Every loop checks its
 //! answer.
 
 use cob_tree::CobTree;
@@ -25,6 +26,8 @@ trait M: Default {
     fn sum_keys(&self) -> u64;
     fn put(&mut self, k: u64, v: u64);
     fn at(&self, k: u64) -> Option<u64>;
+    /// Key sum of the first `n` keys from `k` on.
+    fn range_sum(&self, k: u64, n: usize) -> u64;
 }
 impl M for CobTree<u64, u64> {
     fn sum_keys(&self) -> u64 {
@@ -36,6 +39,11 @@ impl M for CobTree<u64, u64> {
     fn at(&self, k: u64) -> Option<u64> {
         self.get(&k)
     }
+    fn range_sum(&self, k: u64, n: usize) -> u64 {
+        self.range(k..)
+            .take(n)
+            .fold(0, |s, (k, _)| s.wrapping_add(k))
+    }
 }
 impl M for BTreeMap<u64, u64> {
     fn sum_keys(&self) -> u64 {
@@ -46,6 +54,11 @@ impl M for BTreeMap<u64, u64> {
     }
     fn at(&self, k: u64) -> Option<u64> {
         self.get(&k).copied()
+    }
+    fn range_sum(&self, k: u64, n: usize) -> u64 {
+        self.range(k..)
+            .take(n)
+            .fold(0, |s, (k, _)| s.wrapping_add(*k))
     }
 }
 
@@ -67,6 +80,10 @@ fn work<T: M>(mode: &str, m: &mut T, ks: &[u64], probes: &[u64]) -> u64 {
             }
             s
         }
+        "range" => probes[..10_000]
+            .iter()
+            .map(|&k| m.range_sum(k, 100))
+            .fold(0, u64::wrapping_add),
         "iter" => (0..10).map(|_| m.sum_keys()).fold(0, u64::wrapping_add),
         "rand" => {
             for &k in ks {

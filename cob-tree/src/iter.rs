@@ -2,18 +2,30 @@
 
 use crate::key::{Key, Pod};
 use crate::pma::map::Map;
-use crate::pma::{FROZEN, Held, Pma, Probe, Seek};
+use crate::pma::{FROZEN, Held, Offsets, Pma, Probe, Seek};
 use core::borrow::Borrow;
 use core::marker::PhantomData;
 use core::ops::{Bound, RangeBounds, RangeFull};
 use std::sync::Arc;
 
 /// One end of a [`Range`]: the array it reads and a validated position in one leaf.
+///
+/// The run of slots between `seek.slot` and `seek.stop` is what this end may yield from
+/// the leaf without another search: the seek validated it as a whole (its keys are in the
+/// range and short of what the other end has yielded), and each element is re-checked
+/// against the leaf's version when it is yielded. Outside a valid position `stop == slot`,
+/// so the per-element path needs no other test.
 struct Cursor<'a, K, V> {
     arr: Option<Held<'a, K, V>>,
     /// The leaf of `seek`, valid while `valid`.
     j: usize,
     seek: Seek<K>,
+    /// Leaf `j`'s words.
+    at: Offsets,
+    /// What the per-element path compares the version with: `seek.ver`, or for a frozen
+    /// leaf a value it never equals (such a leaf's elements take the slow path, which also
+    /// checks that its array is still current).
+    fast_ver: u64,
     valid: bool,
     /// The leaf was read to its end: the next seek starts at this fence (forward:
     /// `Included(hi)`; backward: `Excluded(lo)`), in leaf `hint`.
@@ -30,21 +42,36 @@ impl<K, V> Cursor<'_, K, V> {
             seek: Seek {
                 ver: 0,
                 slot: 0,
+                stop: 0,
                 count: 0,
                 fence: None,
             },
+            at: Offsets::default(),
+            fast_ver: 0,
             valid: false,
             pending: None,
             hint: None,
             spins: 0,
         }
     }
+
+    /// Forgets the position: the next step seeks again.
+    #[inline(always)]
+    fn invalidate(&mut self) {
+        self.valid = false;
+        self.seek.stop = self.seek.slot;
+    }
 }
+
+/// A version no leaf ever has (odd and frozen: a frozen leaf is never locked), the
+/// `fast_ver` of a frozen leaf.
+const NEVER: u64 = u64::MAX;
+const _: () = assert!(NEVER & FROZEN != 0 && NEVER & 1 == 1);
 
 /// What one step of a cursor found.
 enum Step<K, V> {
     Item(K, V),
-    /// Past the last leaf: nothing more at this end.
+    /// Past the last leaf, or the limit reached: nothing more at this end.
     End,
     /// Re-seek (the leaf changed, or was read to its end).
     Again,
@@ -59,17 +86,47 @@ impl<'a, K: Key, V: Pod> Cursor<'a, K, V> {
         ver & FROZEN == 0 || map.is_current(arr)
     }
 
-    /// The next element at this end (`front`: forward), validated as it is read.
+    /// Takes over a validated position in leaf `j` of the array held.
     #[inline(always)]
-    fn step(&mut self, map: &Map<K, V>, front: bool) -> Step<K, V> {
+    fn settle(&mut self, j: usize, s: Seek<K>, at: Offsets) {
+        (self.j, self.seek, self.valid, self.at) = (j, s, true, at);
+        self.fast_ver = if s.ver & FROZEN == 0 { s.ver } else { NEVER };
+        self.pending = None;
+        self.spins = 0;
+    }
+
+    /// The next element at this end (`front`: forward), validated as it is read; `limit`
+    /// as in [`Pma::seek`].
+    fn step(&mut self, map: &Map<K, V>, front: bool, limit: impl Fn(&K) -> bool) -> Step<K, V> {
+        let Some(arr) = self.arr.as_deref() else {
+            return Step::Again;
+        };
+        // Read to its end and still unchanged: move straight on to the next leaf if it
+        // continues at this one's fence (and this array is still the current one: a
+        // frozen array's reader moves to the new array instead).
+        if self.valid
+            && self.seek.slot == self.seek.stop
+            && self.seek.stop == if front { self.seek.count } else { 0 }
+            && let Some(f) = &self.seek.fence
+            && self.seek.ver & FROZEN == 0
+            && arr.still(self.j, self.seek.ver)
+            && let Some((j, s)) = arr.seek_next(self.j, f, front, &limit)
+        {
+            let at = arr.offsets(j);
+            self.settle(j, s, at);
+        }
         let Some(arr) = self.arr.as_deref() else {
             return Step::Again;
         };
         let s = &mut self.seek;
-        let more = if front { s.slot < s.count } else { s.slot > 0 };
+        let more = if front {
+            s.slot < s.stop
+        } else {
+            s.slot > s.stop
+        };
         if more {
             let at = if front { s.slot } else { s.slot - 1 };
-            if let Some((k, v)) = arr.read_at(self.j, at, s.ver)
+            if let Some((k, v)) = arr.read_flat(self.at, at, s.ver)
                 && Self::holds(map, arr, s.ver)
             {
                 if front {
@@ -79,12 +136,19 @@ impl<'a, K: Key, V: Pod> Cursor<'a, K, V> {
                 }
                 return Step::Item(k, v);
             }
-            self.valid = false;
+            self.invalidate();
             return Step::Again;
         }
+        // The limit (the range's end or the other end's last key, as of the seek, which
+        // validated the keys up to it) is reached: nothing more at this end.
+        if (front && s.stop < s.count) || (!front && s.stop > 0) {
+            return Step::End;
+        }
         // Read to its end: if it is still unchanged, nothing in it is left to see.
-        self.valid = false;
-        if arr.still(self.j, s.ver) && Self::holds(map, arr, s.ver) {
+        let unchanged = arr.still(self.j, s.ver) && Self::holds(map, arr, s.ver);
+        self.invalidate();
+        let s = &self.seek;
+        if unchanged {
             match s.fence {
                 None => return Step::End,
                 Some(f) => {
@@ -96,9 +160,15 @@ impl<'a, K: Key, V: Pod> Cursor<'a, K, V> {
         Step::Again
     }
 
-    /// Finds where this end resumes: the leaf owning `at` in the current array.
-    fn seek<Q: ?Sized + Ord>(&mut self, map: &'a Map<K, V>, at: Bound<&Q>, front: bool)
-    where
+    /// Finds where this end resumes: the leaf owning `at` in the current array, and the
+    /// run in it that `limit` admits.
+    fn seek<Q: ?Sized + Ord>(
+        &mut self,
+        map: &'a Map<K, V>,
+        at: Bound<&Q>,
+        front: bool,
+        limit: impl Fn(&K) -> bool,
+    ) where
         K: Borrow<Q>,
     {
         if self.arr.as_deref().is_none_or(|a| !map.is_current(a)) {
@@ -116,11 +186,10 @@ impl<'a, K: Key, V: Pod> Cursor<'a, K, V> {
             },
         };
         loop {
-            match arr.seek(j, at, front) {
+            match arr.seek(j, at, front, &limit) {
                 Probe::Here(s) => {
-                    (self.j, self.seek, self.valid) = (j, s, true);
-                    self.pending = None;
-                    self.spins = 0;
+                    let at = arr.offsets(j);
+                    self.settle(j, s, at);
                     return;
                 }
                 Probe::Left if j > 0 => j -= 1,
@@ -183,52 +252,39 @@ where
         }
     }
 
-    /// Whether `k` is before the end of the range and before what the back has yielded.
-    #[inline(always)]
-    fn before_end(&self, k: &K) -> bool {
-        before_end(&self.range, &self.back_last, k)
-    }
-
-    /// Whether `k` is after the start of the range and after what the front has yielded.
-    #[inline(always)]
-    fn after_start(&self, k: &K) -> bool {
-        let in_range = match self.range.start_bound() {
-            Bound::Unbounded => true,
-            Bound::Included(s) => k.borrow() >= s,
-            Bound::Excluded(s) => k.borrow() > s,
-        };
-        in_range && self.front_last.as_ref().is_none_or(|f| k > f)
-    }
-
     #[cold]
     fn seek_front(&mut self) {
+        let (range, back_last) = (&self.range, &self.back_last);
+        let limit = |k: &K| before_end(range, back_last, k);
         let c = &mut self.front;
         match (&c.pending, &self.front_last) {
             (Some(p), _) => {
                 let p = *p;
-                c.seek::<K>(self.map, Bound::Included(&p), true);
+                c.seek::<K>(self.map, Bound::Included(&p), true, limit);
             }
             (None, Some(l)) => {
                 let l = *l;
-                c.seek::<K>(self.map, Bound::Excluded(&l), true);
+                c.seek::<K>(self.map, Bound::Excluded(&l), true, limit);
             }
-            (None, None) => c.seek(self.map, self.range.start_bound(), true),
+            (None, None) => c.seek(self.map, range.start_bound(), true, limit),
         }
     }
 
     #[cold]
     fn seek_back(&mut self) {
+        let (range, front_last) = (&self.range, &self.front_last);
+        let limit = |k: &K| after_start(range, front_last, k);
         let c = &mut self.back;
         match (&c.pending, &self.back_last) {
             (Some(p), _) => {
                 let p = *p;
-                c.seek::<K>(self.map, Bound::Excluded(&p), false);
+                c.seek::<K>(self.map, Bound::Excluded(&p), false, limit);
             }
             (None, Some(l)) => {
                 let l = *l;
-                c.seek::<K>(self.map, Bound::Excluded(&l), false);
+                c.seek::<K>(self.map, Bound::Excluded(&l), false, limit);
             }
-            (None, None) => c.seek(self.map, self.range.end_bound(), false),
+            (None, None) => c.seek(self.map, range.end_bound(), false, limit),
         }
     }
 }
@@ -244,46 +300,31 @@ where
 
     #[inline]
     fn next(&mut self) -> Option<(K, V)> {
-        // The common case first: the next element of the leaf being read.
+        // The common case first: the next element of the run being read.
         let c = &mut self.front;
-        if c.valid
-            && c.seek.slot < c.seek.count
-            && c.seek.ver & FROZEN == 0
+        if c.seek.slot < c.seek.stop
             && let Some(arr) = c.arr.as_deref()
-            && let Some((k, v)) = arr.read_at(c.j, c.seek.slot, c.seek.ver)
-            && self.before_end(&k)
+            && let Some((k, v)) = arr.read_flat(c.at, c.seek.slot, c.fast_ver)
         {
-            self.front.seek.slot += 1;
+            c.seek.slot += 1;
             self.front_last = Some(k);
             return Some((k, v));
         }
         self.next_slow()
     }
 
-    /// Internal iteration walks each leaf in a tight loop, still validating every element
+    /// Internal iteration walks each run in a tight loop, still validating every element
     /// against the leaf's version just before handing it to `f`.
     fn fold<B, F: FnMut(B, (K, V)) -> B>(mut self, init: B, mut f: F) -> B {
         let mut acc = init;
         loop {
             let c = &mut self.front;
-            if c.valid
-                && c.seek.ver & FROZEN == 0
+            if c.seek.slot < c.seek.stop
                 && let Some(arr) = c.arr.as_deref()
             {
-                let (j, ver, n) = (c.j, c.seek.ver, c.seek.count);
-                let mut s = c.seek.slot;
-                let mut last = None;
-                while s < n {
-                    let Some((k, v)) = arr.read_at(j, s, ver) else {
-                        break;
-                    };
-                    if !before_end(&self.range, &self.back_last, &k) {
-                        break;
-                    }
-                    s += 1;
-                    last = Some(k);
-                    acc = f(acc, (k, v));
-                }
+                let run = (c.seek.slot, c.seek.stop);
+                let (a, s, last) = arr.fold_run(c.at, run, c.fast_ver, acc, &mut f);
+                acc = a;
                 c.seek.slot = s;
                 if last.is_some() {
                     self.front_last = last;
@@ -311,11 +352,10 @@ where
                 self.seek_front();
                 continue;
             }
-            match self.front.step(self.map, true) {
+            let (range, back_last) = (&self.range, &self.back_last);
+            let limit = |k: &K| before_end(range, back_last, k);
+            match self.front.step(self.map, true, limit) {
                 Step::Item(k, v) => {
-                    if !self.before_end(&k) {
-                        break;
-                    }
                     self.front_last = Some(k);
                     return Some((k, v));
                 }
@@ -342,12 +382,18 @@ where
                 self.seek_back();
                 continue;
             }
-            match self.back.step(self.map, false) {
+            let (range, front_last) = (&self.range, &self.front_last);
+            let limit = |k: &K| after_start(range, front_last, k);
+            match self.back.step(self.map, false, limit) {
                 Step::Item(k, v) => {
-                    if !self.after_start(&k) {
+                    // The front may have moved since this run was sought (its per-element
+                    // path does not tell the back), so the back checks every key.
+                    if !after_start(&self.range, &self.front_last, &k) {
                         break;
                     }
                     self.back_last = Some(k);
+                    // The front's run must now stop before `k`: it seeks again.
+                    self.front.invalidate();
                     return Some((k, v));
                 }
                 Step::End => break,
@@ -367,6 +413,22 @@ impl<Q: ?Sized, R, K: Key + core::fmt::Debug, V: Pod> core::fmt::Debug for Range
             .field("done", &self.done)
             .finish_non_exhaustive()
     }
+}
+
+/// Whether `k` is after the start of `range` and after `front_last`.
+#[inline(always)]
+fn after_start<Q, R, K>(range: &R, front_last: &Option<K>, k: &K) -> bool
+where
+    Q: ?Sized + Ord,
+    R: RangeBounds<Q>,
+    K: Key + Borrow<Q>,
+{
+    let in_range = match range.start_bound() {
+        Bound::Unbounded => true,
+        Bound::Included(s) => k.borrow() >= s,
+        Bound::Excluded(s) => k.borrow() > s,
+    };
+    in_range && front_last.as_ref().is_none_or(|f| k > f)
 }
 
 /// Whether `k` is before the end of `range` and before `back_last`.

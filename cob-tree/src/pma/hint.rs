@@ -123,6 +123,24 @@ impl Lines {
         }
     }
 
+    /// Every word of the lines, as one flat slice (no range check: it is exactly the
+    /// lines). Not under Miri, where a reference that covers the whole array costs its
+    /// size at every access (see [`words`](Self::words)).
+    #[cfg(not(miri))]
+    #[inline(always)]
+    pub(super) fn all(&self) -> &[AtomicU64] {
+        // SAFETY: as in `range` with `start = 0` and `len = total`: `lines` and the
+        // `n * WORDS_PER_LINE` words after it lie inside the live, zero-initialised
+        // allocation `self` owns, only ever changed through these atomics, and the borrow
+        // is tied to `&self`.
+        unsafe {
+            core::slice::from_raw_parts(
+                self.lines.as_ptr().cast::<AtomicU64>(),
+                self.n * super::WORDS_PER_LINE,
+            )
+        }
+    }
+
     /// Words `start..start + len` (checked to lie inside the lines) as a slice.
     #[inline(always)]
     fn range(&self, start: usize, len: usize) -> &[AtomicU64] {

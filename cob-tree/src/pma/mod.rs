@@ -38,7 +38,7 @@ pub use geometry::{
     WIDE_LEAF_FACTOR,
 };
 pub(crate) use geometry::{Geometry, Growth, default_leaf_capacity, fits};
-pub(crate) use read::Seek;
+pub(crate) use read::{Offsets, Seek};
 pub use root::KEPT_ARRAY_BYTES;
 pub(crate) use root::{Guard, Held, Root, collect, pin};
 pub(crate) use write::Upsert;
@@ -222,6 +222,19 @@ impl<K: Key, V: Pod> Pma<K, V> {
     #[inline(always)]
     fn span(&self, start: usize, len: usize) -> &[AtomicU64] {
         span(&self.lines, start, len)
+    }
+
+    /// Every word of the array, flat (for reads that index it with precomputed offsets).
+    #[inline(always)]
+    fn words(&self) -> Words<'_> {
+        #[cfg(not(any(loom, miri)))]
+        {
+            Words(self.lines.all())
+        }
+        #[cfg(any(loom, miri))]
+        {
+            Words(&self.lines)
+        }
     }
 
     #[inline(always)]
@@ -604,6 +617,51 @@ impl<K: Key, V: Pod> Pma<K, V> {
         for line in self.span(first, end - first).chunks(WORDS_PER_LINE) {
             hint::prefetch(&line[0]);
         }
+    }
+}
+
+/// An array's words for indexed reads: the whole flat slice natively; under loom and
+/// Miri the storage, sliced per access (Miri retags all that a reference covers).
+#[derive(Clone, Copy)]
+struct Words<'a>(
+    #[cfg(not(any(loom, miri)))] &'a [AtomicU64],
+    #[cfg(any(loom, miri))] &'a Store,
+);
+
+impl<'a> Words<'a> {
+    /// Word `i`.
+    #[inline(always)]
+    fn at(self, i: usize) -> &'a AtomicU64 {
+        #[cfg(not(any(loom, miri)))]
+        {
+            &self.0[i]
+        }
+        #[cfg(any(loom, miri))]
+        {
+            &span(self.0, i, 1)[0]
+        }
+    }
+
+    /// Words `start..start + len`.
+    #[inline(always)]
+    fn slice(self, start: usize, len: usize) -> &'a [AtomicU64] {
+        #[cfg(not(any(loom, miri)))]
+        {
+            &self.0[start..start + len]
+        }
+        #[cfg(any(loom, miri))]
+        {
+            span(self.0, start, len)
+        }
+    }
+
+    /// The `T` stored at word `off` (one indexed load for one-word types).
+    #[inline(always)]
+    fn load<T: Pod>(self, off: usize) -> T {
+        if T::WORDS == 1 {
+            return T::from_words([self.at(off).load(Ordering::Relaxed), 0]);
+        }
+        load::<T>(self.slice(off, T::WORDS), 0)
     }
 }
 

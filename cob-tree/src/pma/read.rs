@@ -3,6 +3,7 @@
 
 use super::{FENCES, FROZEN, HI_INF, LO_NEG_INF, Pma, Probe, VERSION, load, search};
 use crate::key::{Key, Pod};
+use crate::sync::AtomicU64;
 use crate::sync::{Ordering, fence};
 use core::borrow::Borrow;
 use core::cmp::Ordering as Cmp;
@@ -15,11 +16,25 @@ pub(crate) struct Seek<K> {
     pub(crate) ver: u64,
     /// Forward: the first slot the bound admits; backward: how many slots it admits.
     pub(crate) slot: usize,
+    /// Where the iterator's limit stops it in this leaf: forward, the first slot at or
+    /// after `slot` whose key fails the limit (or `count`); backward, the first slot below
+    /// `slot` from which on every key passes it (or 0). Elements between `slot` and `stop`
+    /// are the run this end may yield, each re-checked against `ver` when yielded.
+    pub(crate) stop: usize,
     /// The leaf's element count (stable while `ver` is).
     pub(crate) count: usize,
     /// Forward: the upper fence (`None`: +inf, the last leaf); backward: the lower fence
     /// (`None`: -inf, the first leaf).
     pub(crate) fence: Option<K>,
+}
+
+/// Flat word offsets of one leaf's version word, keys and values (for [`Pma::read_flat`]
+/// and [`Pma::fold_run`]: an iterator computes them once per leaf).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Offsets {
+    pub(crate) ver: usize,
+    pub(crate) keys: usize,
+    pub(crate) vals: usize,
 }
 
 impl<K: Key, V: Pod> Pma<K, V> {
@@ -59,12 +74,15 @@ impl<K: Key, V: Pod> Pma<K, V> {
 
     /// A validated look at leaf `j` for an iterator moving forward from `from` (`front`) or
     /// backward from below `to` (`!front`): the leaf that owns that position says where in
-    /// it the iterator starts.
+    /// it the iterator starts, and where its `limit` stops it (forward: `limit(k)` is true
+    /// for the keys before the end of the iteration; backward: for the keys after its start;
+    /// either way monotone over the sorted keys).
     pub(crate) fn seek<Q: ?Sized + Ord>(
         &self,
         j: usize,
         at: Bound<&Q>,
         front: bool,
+        limit: impl Fn(&K) -> bool,
     ) -> Probe<Seek<K>>
     where
         K: Borrow<Q>,
@@ -83,11 +101,11 @@ impl<K: Key, V: Pod> Pma<K, V> {
             (Bound::Excluded(k), false) => self.owns_below(j, meta, k),
         };
         let n = self.count_of(meta);
-        let mut slot = 0;
+        let (mut slot, mut stop) = (0, 0);
         let mut fence = None;
         if side == Cmp::Equal {
             let (ks, _) = self.cells(j);
-            // Unvalidated keys only steer an index that stays within `0..=n`; the version
+            // Unvalidated keys only steer indices that stay within `0..=n`; the version
             // check below discards a torn read.
             let first_after = |k: &Q, incl: bool| {
                 if n == 0 {
@@ -118,6 +136,7 @@ impl<K: Key, V: Pod> Pma<K, V> {
                 (Bound::Included(k), false) => first_after(k, true),
                 (Bound::Excluded(k), false) => first_after(k, false),
             };
+            stop = run_stop(ks, slot, n, front, &limit);
             fence = if front {
                 (meta & HI_INF == 0).then(|| self.hi(j))
             } else {
@@ -133,23 +152,112 @@ impl<K: Key, V: Pod> Pma<K, V> {
             Cmp::Equal => Probe::Here(Seek {
                 ver,
                 slot,
+                stop,
                 count: n,
                 fence,
             }),
         }
     }
 
-    /// Element `s` of leaf `j` if the leaf is still exactly at version `ver` after reading
+    /// A validated look at the leaf next to `j` (`front`: `j + 1`, else `j - 1`) for an
+    /// iterator that read leaf `j` to its end, whose fence there was `fence`: the whole
+    /// of that leaf, if it is the one that continues exactly from `fence` (`None`: busy, or
+    /// not that leaf; the caller then seeks).
+    #[inline]
+    pub(crate) fn seek_next(
+        &self,
+        j: usize,
+        fence: &K,
+        front: bool,
+        limit: impl Fn(&K) -> bool,
+    ) -> Option<(usize, Seek<K>)> {
+        let j = if front { j + 1 } else { j.checked_sub(1)? };
+        if j >= self.leaves {
+            return None;
+        }
+        let ver = self.read_begin(j)?;
+        let meta = self.meta(j);
+        let continues = if front {
+            meta & LO_NEG_INF == 0 && self.lo(j) == *fence
+        } else {
+            meta & HI_INF == 0 && self.hi(j) == *fence
+        };
+        let n = self.count_of(meta);
+        let slot = if front { 0 } else { n };
+        let (ks, _) = self.cells(j);
+        let stop = run_stop(ks, slot, n, front, &limit);
+        let fence = if front {
+            (meta & HI_INF == 0).then(|| self.hi(j))
+        } else {
+            (meta & LO_NEG_INF == 0).then(|| self.lo(j))
+        };
+        (self.read_end(j, ver) && continues).then_some((
+            j,
+            Seek {
+                ver,
+                slot,
+                stop,
+                count: n,
+                fence,
+            },
+        ))
+    }
+
+    /// Where leaf `j`'s version, keys and values lie in the flat words.
+    #[inline(always)]
+    pub(crate) fn offsets(&self, j: usize) -> Offsets {
+        let b = self.base(j);
+        Offsets {
+            ver: b + VERSION,
+            keys: b + FENCES + 2 * K::WORDS,
+            vals: b + FENCES + 2 * K::WORDS + self.cap * K::WORDS,
+        }
+    }
+
+    /// Element `s` of the leaf at `o` if its version is still exactly `ver` after reading
     /// it (`s` below the count read at that version).
     #[inline(always)]
-    pub(crate) fn read_at(&self, j: usize, s: usize, ver: u64) -> Option<(K, V)> {
-        // One slice of the leaf, so the three loads share one bounds check per index.
-        let leaf = self.span(self.base(j), self.stride);
-        let ko = FENCES + 2 * K::WORDS + s * K::WORDS;
-        let vo = FENCES + 2 * K::WORDS + self.cap * K::WORDS + s * V::WORDS;
-        let e = (load::<K>(&leaf[ko..], 0), load::<V>(&leaf[vo..], 0));
+    pub(crate) fn read_flat(&self, o: Offsets, s: usize, ver: u64) -> Option<(K, V)> {
+        let w = self.words();
+        let e = (
+            w.load::<K>(o.keys + s * K::WORDS),
+            w.load::<V>(o.vals + s * V::WORDS),
+        );
         fence(Ordering::Acquire);
-        (leaf[VERSION].load(Ordering::Relaxed) == ver).then_some(e)
+        (w.at(o.ver).load(Ordering::Relaxed) == ver).then_some(e)
+    }
+
+    /// Feeds the elements of slots `from..to` of the leaf at `o` to `f` in order, each
+    /// only after the leaf's version was seen still equal to `ver` after reading it; stops
+    /// at the first that is not. Returns the accumulator, the slot it stopped at and the
+    /// last key fed.
+    #[inline(always)]
+    pub(crate) fn fold_run<B>(
+        &self,
+        o: Offsets,
+        (from, to): (usize, usize),
+        ver: u64,
+        mut acc: B,
+        f: &mut impl FnMut(B, (K, V)) -> B,
+    ) -> (B, usize, Option<K>) {
+        let w = self.words();
+        // Exact slices, bounds-checked once: the loop's loads need no checks.
+        let ks = w.slice(o.keys, to * K::WORDS);
+        let vs = w.slice(o.vals, to * V::WORDS);
+        let version = w.at(o.ver);
+        let mut s = from;
+        let mut last = None;
+        while s < to {
+            let (k, v) = (load::<K>(ks, s), load::<V>(vs, s));
+            fence(Ordering::Acquire);
+            if version.load(Ordering::Relaxed) != ver {
+                break;
+            }
+            s += 1;
+            last = Some(k);
+            acc = f(acc, (k, v));
+        }
+        (acc, s, last)
     }
 
     /// A validated look at leaf `j` for `first`/`last`: (version, the first or last element).
@@ -167,4 +275,44 @@ impl<K: Key, V: Pod> Pma<K, V> {
     pub(crate) fn version_now(&self, j: usize) -> u64 {
         self.version(j).load(Ordering::Acquire) & !FROZEN
     }
+}
+
+/// Where `limit` stops an iterator that starts at `slot` of a leaf of `n` keys `ks`
+/// (see [`Seek::stop`]).
+#[inline(always)]
+fn run_stop<K: Key>(
+    ks: &[AtomicU64],
+    slot: usize,
+    n: usize,
+    front: bool,
+    limit: &impl Fn(&K) -> bool,
+) -> usize {
+    // The common cases first: the whole rest of the leaf, or none of it.
+    if front {
+        if slot == n || limit(&load::<K>(ks, n - 1)) {
+            n
+        } else {
+            slot + partition(ks, slot, n - 1, limit)
+        }
+    } else if slot == 0 || limit(&load::<K>(ks, 0)) {
+        0
+    } else {
+        1 + partition(ks, 1, slot, &|k| !limit(k))
+    }
+}
+
+/// How many of the keys in slots `lo..hi` of `ks` (sorted) pass `p`, a predicate that is
+/// true for a prefix of them: a binary search (the keys may be unvalidated: the answer
+/// stays within `0..=hi - lo` whatever they hold).
+fn partition<K: Key>(ks: &[AtomicU64], lo: usize, hi: usize, p: &impl Fn(&K) -> bool) -> usize {
+    let (mut a, mut b) = (lo, hi);
+    while a < b {
+        let mid = a + (b - a) / 2;
+        if p(&load::<K>(ks, mid)) {
+            a = mid + 1;
+        } else {
+            b = mid;
+        }
+    }
+    a - lo
 }

@@ -65,23 +65,33 @@ pub(crate) fn collect() {
 }
 
 /// An array held by an iterator: borrowed from the map when it is kept, otherwise one
-/// `Arc` reference of its own.
-pub(crate) enum Held<'a, K, V> {
-    Kept(&'a Pma<K, V>),
-    Counted(Arc<Pma<K, V>>),
+/// `Arc` reference of its own. Either way it reads through one pointer (no branch on the
+/// kind in an iterator's per-element path).
+pub(crate) struct Held<'a, K, V> {
+    /// The array: a kept one of the map (valid for `'a`) or the one `_own` keeps alive.
+    ptr: core::ptr::NonNull<Pma<K, V>>,
+    _own: Option<Arc<Pma<K, V>>>,
+    _map: core::marker::PhantomData<&'a Pma<K, V>>,
 }
+
+// SAFETY: a `Held` is a shared reference (`&'a Pma`) or an `Arc<Pma>`, both of which are
+// `Send` and `Sync` when `Pma` is `Sync + Send` (it is: all its shared state is atomics).
+unsafe impl<K, V> Send for Held<'_, K, V> where Pma<K, V>: Send + Sync {}
+// SAFETY: as above.
+unsafe impl<K, V> Sync for Held<'_, K, V> where Pma<K, V>: Send + Sync {}
 
 impl<K, V> core::ops::Deref for Held<'_, K, V> {
     type Target = Pma<K, V>;
     #[inline(always)]
     fn deref(&self) -> &Pma<K, V> {
-        match self {
-            Held::Kept(p) => p,
-            Held::Counted(a) => a,
-        }
+        // SAFETY: `ptr` is either a kept array of the map, never freed before the map
+        // (`Root::load_pinless`), which outlives `'a`, or the allocation of `_own`, which
+        // this `Held` keeps alive (moving the `Arc` does not move what it points to); the
+        // result borrows `self`, so it cannot outlive either. All shared mutation of a
+        // `Pma` goes through atomics, so `&Pma` is sound.
+        unsafe { self.ptr.as_ref() }
     }
 }
-
 /// The owning pointer to the current array.
 pub(crate) struct Root<K, V> {
     /// `Arc::into_raw` of the current array.
@@ -137,7 +147,11 @@ impl<K: 'static, V: 'static> Root<K, V> {
     /// The current array as an iterator holds it: borrowed when kept, else counted.
     pub(crate) fn acquire(&self) -> Held<'_, K, V> {
         if let Some(p) = self.load_pinless() {
-            return Held::Kept(p);
+            return Held {
+                ptr: core::ptr::NonNull::from(p),
+                _own: None,
+                _map: core::marker::PhantomData,
+            };
         }
         let guard = pin();
         let p = self.ptr.load(Ordering::SeqCst);
@@ -148,7 +162,11 @@ impl<K: 'static, V: 'static> Root<K, V> {
         // SAFETY: the reference just taken is this `Arc`'s, from the same `into_raw` pointer.
         let held = unsafe { Arc::from_raw(p) };
         drop(guard);
-        Held::Counted(held)
+        Held {
+            ptr: core::ptr::NonNull::from(&*held),
+            _own: Some(held),
+            _map: core::marker::PhantomData,
+        }
     }
 
     /// Whether `p` is the current array (a frozen array stops being current at publish).
