@@ -12,8 +12,7 @@
 
 use super::rebuild::Pack;
 use super::{
-    Geometry, Growth, Guard, Held, LOWER_ROOT, Pma, Probe, Root, UPPER_ROOT, Upsert, collect, fits,
-    pin,
+    Geometry, Growth, Guard, Held, LOWER_ROOT, Pma, Root, UPPER_ROOT, Upsert, collect, fits, pin,
 };
 use crate::key::{Key, Pod};
 use crate::sync::{AtomicU64, Mutex, Ordering, lock, spin_wait};
@@ -160,36 +159,19 @@ impl<K: Key, V: Pod> Map<K, V> {
         }
     }
 
-    /// The stored key and value of `k` (`None` inside: absent); `None`: busy.
-    #[inline(always)]
-    fn get_in<Q: ?Sized + Ord>(pma: &Pma<K, V>, k: &Q) -> Option<Option<(K, V)>>
-    where
-        K: Borrow<Q>,
-    {
-        let mut j = pma.locate(k);
-        loop {
-            match pma.probe_get(j, k) {
-                Probe::Here(v) => return Some(v),
-                Probe::Left if j > 0 => j -= 1,
-                Probe::Right if j + 1 < pma.leaves() => j += 1,
-                _ => return None,
-            }
-        }
-    }
-
     #[inline]
     pub(crate) fn get<Q: ?Sized + Ord>(&self, k: &Q) -> Option<(K, V)>
     where
         K: Borrow<Q>,
     {
-        self.read(|pma| Self::get_in(pma, k))
+        self.read(|pma| pma.get_in(k))
     }
 
     /// `get`, also saying how many times it had to retry (tests).
     #[cfg(all(test, not(loom)))]
     pub(crate) fn get_counting(&self, k: &K) -> (Option<(K, V)>, usize) {
         let mut retries = 0;
-        let r = self.read_counting(|pma| Self::get_in(pma, k), &mut retries);
+        let r = self.read_counting(|pma| pma.get_in(k), &mut retries);
         (r, retries)
     }
 
@@ -203,10 +185,11 @@ impl<K: Key, V: Pod> Map<K, V> {
         let mut j = pma.locate(k);
         pma.prefetch_leaf(j);
         loop {
-            if !pma.try_lock(j) {
+            let l = pma.leaf(j);
+            if !l.try_lock() {
                 return None;
             }
-            match pma.owns_locked(j, k) {
+            match l.owns(l.meta(), k) {
                 Cmp::Equal => return Some(j),
                 Cmp::Less => {
                     pma.unlock(j);

@@ -26,6 +26,7 @@
 
 pub(crate) mod geometry;
 mod hint;
+mod leaf;
 pub(crate) mod map;
 mod read;
 pub(crate) mod rebuild;
@@ -437,18 +438,7 @@ impl<K: Key, V: Pod> Pma<K, V> {
     /// once it is frozen.
     #[inline(always)]
     pub(crate) fn try_lock(&self, j: usize) -> bool {
-        let ver = self.version(j);
-        let v = ver.load(Ordering::Relaxed);
-        if v & (1 | FROZEN) != 0
-            || ver
-                .compare_exchange(v, v + 1, Ordering::Acquire, Ordering::Relaxed)
-                .is_err()
-        {
-            return false;
-        }
-        // Orders the odd version before every data store of this write (see `read_end`).
-        fence(Ordering::Release);
-        true
+        try_lock(self.version(j))
     }
 
     /// Locks leaf `j`, waiting for the (short, single-leaf) writer that holds it. Only
@@ -526,7 +516,7 @@ impl<K: Key, V: Pod> Pma<K, V> {
     }
 
     /// In-order rank of Eytzinger position `p` (a perfect tree of `leaves - 1` nodes).
-    #[inline(always)]
+    #[cfg(test)]
     fn rank_of_pos(&self, p: usize) -> usize {
         let depth = usize::BITS - 1 - p.leading_zeros();
         let j = p - (1usize << depth);
@@ -544,7 +534,7 @@ impl<K: Key, V: Pod> Pma<K, V> {
 
     /// The leaf the index says owns `k`: the last live leaf whose lower fence is `<= k`.
     /// A hint only (the index may be mid-update); callers validate with the fences.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn locate<Q: ?Sized + Ord>(&self, k: &Q) -> usize
     where
         K: Borrow<Q>,
@@ -580,9 +570,9 @@ impl<K: Key, V: Pod> Pma<K, V> {
                 p = 2 * p + usize::from(load::<K>(idx, p & mask).borrow() <= k);
             }
         }
-        let p = p >> (p.trailing_ones() + 1);
-        let leaf = if p == 0 { mask } else { self.rank_of_pos(p) };
-        leaf.min(live - 1)
+        // After `height` levels `p` is the external node in `leaves..2 * leaves` whose
+        // in-order rank, `p - leaves`, is the number of fences `<= k`: the leaf.
+        (p - self.leaves).min(live - 1)
     }
 
     fn set_tail(&self, k: K) {
@@ -596,26 +586,27 @@ impl<K: Key, V: Pod> Pma<K, V> {
     /// keys and shifts values: one memory round trip instead of several).
     #[inline(always)]
     pub(crate) fn prefetch_leaf(&self, j: usize) {
-        if !self.prefetch {
-            return;
-        }
-        let first = self.base(j);
-        let leaf = self.span(first, self.stride);
-        for line in leaf.chunks_exact(WORDS_PER_LINE) {
-            hint::prefetch(&line[0]);
+        if self.prefetch {
+            self.prefetch_lines(self.base(j), self.stride);
         }
     }
 
     /// Starts loading leaf `j`'s header and key lines in parallel.
     #[inline(always)]
     pub(crate) fn prefetch_keys(&self, j: usize) {
-        if !self.prefetch {
-            return;
+        if self.prefetch {
+            self.prefetch_lines(self.base(j), FENCES + 2 * K::WORDS + self.cap * K::WORDS);
         }
-        let first = self.base(j);
-        let end = self.key_off(j, self.cap);
-        for line in self.span(first, end - first).chunks(WORDS_PER_LINE) {
-            hint::prefetch(&line[0]);
+    }
+
+    /// Prefetches the lines of words `first..first + len` (`first` on a line boundary).
+    #[inline(always)]
+    fn prefetch_lines(&self, first: usize, len: usize) {
+        let w = self.words();
+        let mut off = first;
+        while off < first + len {
+            w.prefetch(off);
+            off += WORDS_PER_LINE;
         }
     }
 }
@@ -655,6 +646,15 @@ impl<'a> Words<'a> {
         }
     }
 
+    /// Starts loading the line of word `i` (no bounds check: a prefetch never faults).
+    #[inline(always)]
+    fn prefetch(self, i: usize) {
+        #[cfg(not(any(loom, miri)))]
+        hint::prefetch_at(self.0, i);
+        #[cfg(any(loom, miri))]
+        let _ = i;
+    }
+
     /// The `T` stored at word `off` (one indexed load for one-word types).
     #[inline(always)]
     fn load<T: Pod>(self, off: usize) -> T {
@@ -663,6 +663,22 @@ impl<'a> Words<'a> {
         }
         load::<T>(self.slice(off, T::WORDS), 0)
     }
+}
+
+/// Tries to lock the leaf whose version word is `ver` (see [`Pma::try_lock`]).
+#[inline(always)]
+fn try_lock(ver: &AtomicU64) -> bool {
+    let v = ver.load(Ordering::Relaxed);
+    if v & (1 | FROZEN) != 0
+        || ver
+            .compare_exchange(v, v + 1, Ordering::Acquire, Ordering::Relaxed)
+            .is_err()
+    {
+        return false;
+    }
+    // Orders the odd version before every data store of this write (see `read_end`).
+    fence(Ordering::Release);
+    true
 }
 
 /// Words `start..start + len` of an array's storage (`Lines` off loom, plain words on it).

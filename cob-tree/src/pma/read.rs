@@ -38,37 +38,45 @@ pub(crate) struct Offsets {
 }
 
 impl<K: Key, V: Pod> Pma<K, V> {
-    /// Looks `k` up in leaf `j`: the stored key and its value.
+    /// Looks `k` up, starting at the leaf the index names and stepping to a neighbour
+    /// while the fences say the key is further left or right: `Some(found)` from a
+    /// validated read of the owning leaf, `None` when a leaf on the way was busy (the
+    /// caller retries). Written as one loop over [`Leaf`](super::leaf::Leaf) views, so the
+    /// common case (the first leaf owns the key) is straight-line code.
     #[inline(always)]
-    pub(crate) fn probe_get<Q: ?Sized + Ord>(&self, j: usize, k: &Q) -> Probe<Option<(K, V)>>
+    pub(crate) fn get_in<Q: ?Sized + Ord>(&self, k: &Q) -> Option<Option<(K, V)>>
     where
         K: Borrow<Q>,
     {
-        self.prefetch_keys(j);
-        let Some(v) = self.read_begin(j) else {
-            return Probe::Busy;
-        };
-        let meta = self.meta(j);
-        let side = self.owns(j, meta, k);
-        let mut found = None;
-        if side == Cmp::Equal {
-            let n = self.count_of(meta);
-            let (ks, vs) = self.cells(j);
-            if n > 0 {
-                let s = search::<K, Q>(ks, n, k);
-                let key = load::<K>(ks, s);
+        let mut j = self.locate(k);
+        loop {
+            self.prefetch_keys(j);
+            let l = self.leaf(j);
+            let v = l.version().load(Ordering::Acquire);
+            if v & 1 != 0 {
+                return None;
+            }
+            let meta = l.meta();
+            let side = l.owns(meta, k);
+            let mut found = None;
+            let n = l.count_of(meta);
+            if side == Cmp::Equal && n > 0 {
+                let s = search::<K, Q>(l.ks, n, k);
+                let key = l.key(s);
                 if key.borrow() == k {
-                    found = Some((key, load::<V>(vs, s)));
+                    found = Some((key, l.val(s)));
                 }
             }
-        }
-        if !self.read_end(j, v) {
-            return Probe::Busy;
-        }
-        match side {
-            Cmp::Less => Probe::Left,
-            Cmp::Greater => Probe::Right,
-            Cmp::Equal => Probe::Here(found),
+            fence(Ordering::Acquire);
+            if (l.version().load(Ordering::Relaxed) ^ v) & !FROZEN != 0 {
+                return None;
+            }
+            match side {
+                Cmp::Equal => return Some(found),
+                Cmp::Less if j > 0 => j -= 1,
+                Cmp::Greater if j + 1 < self.leaves => j += 1,
+                _ => return None,
+            }
         }
     }
 

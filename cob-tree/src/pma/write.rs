@@ -2,7 +2,7 @@
 //! remove, pop an end, retain, open the next leaf (the append fast path).
 
 use super::geometry::append_fill;
-use super::{COUNT_MASK, FENCES, HI_INF, META, Pma, copy_words, load, search};
+use super::{FENCES, HI_INF, META, Pma, copy_words};
 use crate::key::{Key, Pod};
 use crate::sync::Ordering;
 use core::borrow::Borrow;
@@ -18,17 +18,6 @@ pub(crate) enum Upsert<F, V> {
     Full(F),
 }
 
-/// Removes slot `s` of `n` from the cells of a leaf (key words `ks`, value words `vs`).
-pub(crate) fn take_slot<K: Pod, V: Pod>(
-    ks: &[crate::sync::AtomicU64],
-    vs: &[crate::sync::AtomicU64],
-    s: usize,
-    n: usize,
-) {
-    copy_words(ks, (s + 1) * K::WORDS, s * K::WORDS, (n - s - 1) * K::WORDS);
-    copy_words(vs, (s + 1) * V::WORDS, s * V::WORDS, (n - s - 1) * V::WORDS);
-}
-
 impl<K: Key, V: Pod> Pma<K, V> {
     /// Where `k` lies relative to locked leaf `j` (fences are stable while it is locked).
     pub(crate) fn owns_locked<Q: ?Sized + Ord>(&self, j: usize, k: &Q) -> Cmp
@@ -39,40 +28,19 @@ impl<K: Key, V: Pod> Pma<K, V> {
     }
 
     /// The slot of `k` among the `n` keys of locked leaf `j` (`Ok`), or where it would go.
+    /// A small array is in cache, where a binary search costs the fewest instructions; in
+    /// a prefetched one a linear scan starts on the leaf's first lines while the rest
+    /// arrive (with the leaf in cache it beat the dependent loads of a binary search in
+    /// trial builds).
     fn find<Q: ?Sized + Ord>(&self, j: usize, n: usize, k: &Q) -> Result<usize, usize>
     where
         K: Borrow<Q>,
     {
-        let (ks, _) = self.cells(j);
-        // Appends (sorted input) go past the last key: one comparison, not a scan.
-        if n == 0 || load::<K>(ks, n - 1).borrow() < k {
-            return Err(n);
-        }
-        if !self.prefetch {
-            // A small array is in cache: a binary search costs the fewest instructions.
-            let s = search::<K, Q>(ks, n, k);
-            let x = load::<K>(ks, s);
-            return match x.borrow().cmp(k) {
-                Cmp::Equal => Ok(s),
-                Cmp::Less => Err(s + 1),
-                Cmp::Greater => Err(s),
-            };
-        }
-        // A linear scan: the writer has just prefetched the whole leaf, the scan starts on
-        // its first lines while the rest arrive, and with the leaf in cache it beat the
-        // dependent loads of a binary search in trial builds.
-        for s in 0..n {
-            let x = load::<K>(ks, s);
-            if x.borrow() >= k {
-                return if x.borrow() == k { Ok(s) } else { Err(s) };
-            }
-        }
-        Err(n)
+        self.leaf(j).find(n, k, !self.prefetch)
     }
 
     fn set_count(&self, j: usize, meta: u64, n: usize) {
-        let m = (meta & !COUNT_MASK) | n as u64;
-        self.word(self.base(j) + META).store(m, Ordering::Relaxed);
+        self.leaf(j).set_count(meta, n);
     }
 
     /// Inserts or updates `k` in locked leaf `j`: `f(old)` says what to store (`None`:
@@ -86,13 +54,14 @@ impl<K: Key, V: Pod> Pma<K, V> {
         k: K,
         f: F,
     ) -> Upsert<F, V> {
-        let meta = self.meta(j);
-        let n = self.count_of(meta);
-        match self.find(j, n, &k) {
+        let l = self.leaf(j);
+        let meta = l.meta();
+        let n = l.count_of(meta);
+        match l.find(n, &k, !self.prefetch) {
             Ok(s) => {
-                let old = self.val(j, s);
+                let old = l.val(s);
                 if let Some(v) = f(Some(old)) {
-                    self.store_at(self.val_off(j, s), v);
+                    l.set_val(s, v);
                 }
                 Upsert::Done(Some(old), false)
             }
@@ -103,36 +72,16 @@ impl<K: Key, V: Pod> Pma<K, V> {
                 let Some(v) = f(None) else {
                     return Upsert::Done(None, false);
                 };
-                self.insert_at(j, meta, n, pos, k, v);
+                l.insert_at(meta, n, pos, k, v);
                 Upsert::Done(None, true)
             }
         }
     }
 
-    /// Puts `(k, v)` at slot `pos` of the `n` elements of locked leaf `j`, which has room.
-    #[inline(always)]
-    fn insert_at(&self, j: usize, meta: u64, n: usize, pos: usize, k: K, v: V) {
-        let (ks, vs) = self.cells(j);
-        copy_words(
-            ks,
-            pos * K::WORDS,
-            (pos + 1) * K::WORDS,
-            (n - pos) * K::WORDS,
-        );
-        copy_words(
-            vs,
-            pos * V::WORDS,
-            (pos + 1) * V::WORDS,
-            (n - pos) * V::WORDS,
-        );
-        self.store_at(self.key_off(j, pos), k);
-        self.store_at(self.val_off(j, pos), v);
-        self.set_count(j, meta, n + 1);
-    }
-
     /// Append fast path: an insert past the last key of the last live leaf, which is
     /// already filled to the root density, opens the next (unused) leaf instead of packing
     /// this one full, so sorted input never triggers window rebalances.
+    #[inline(always)]
     fn wants_fresh_leaf(&self, j: usize, meta: u64, n: usize, pos: usize) -> bool {
         meta & HI_INF != 0 && pos == n && n >= append_fill(self.cap) && j + 1 < self.leaves
     }
@@ -148,33 +97,34 @@ impl<K: Key, V: Pod> Pma<K, V> {
     where
         K: Borrow<Q>,
     {
-        let n = self.count(j);
-        let s = self.find(j, n, k).ok()?;
-        let old = self.val(j, s);
+        let l = self.leaf(j);
+        let n = l.count_of(l.meta());
+        let s = l.find(n, k, !self.prefetch).ok()?;
+        let old = l.val(s);
         let new = f(&old);
-        self.store_at(self.val_off(j, s), new);
+        l.set_val(s, new);
         Some((old, new))
     }
 
     /// Removes `k` from locked leaf `j`; returns the stored key, its value and the leaf's
     /// new count.
+    #[inline(always)]
     pub(crate) fn leaf_remove<Q: ?Sized + Ord>(&self, j: usize, k: &Q) -> Option<(K, V, usize)>
     where
         K: Borrow<Q>,
     {
-        let meta = self.meta(j);
-        let n = self.count_of(meta);
-        let s = self.find(j, n, k).ok()?;
-        Some(self.take(j, meta, n, s))
+        let l = self.leaf(j);
+        let meta = l.meta();
+        let n = l.count_of(meta);
+        let s = l.find(n, k, !self.prefetch).ok()?;
+        let (k, v) = l.take(meta, n, s);
+        Some((k, v, n - 1))
     }
 
     /// Removes slot `s` of the `n` elements of locked leaf `j`.
     fn take(&self, j: usize, meta: u64, n: usize, s: usize) -> (K, V, usize) {
-        let old = (self.key(j, s), self.val(j, s));
-        let (ks, vs) = self.cells(j);
-        take_slot::<K, V>(ks, vs, s, n);
-        self.set_count(j, meta, n - 1);
-        (old.0, old.1, n - 1)
+        let (k, v) = self.leaf(j).take(meta, n, s);
+        (k, v, n - 1)
     }
 
     /// Removes the first (`front`) or last element of locked leaf `j`, if it has any.

@@ -1,0 +1,186 @@
+//! A view of one leaf's words, sliced once: the header (constant length, so its fields
+//! need no bounds checks), the key words and the value words. The hot single-key paths
+//! (`get`, the in-leaf writes) go through it instead of recomputing the leaf's offset and
+//! checking bounds at every field.
+
+use super::{COUNT_MASK, FENCES, HI_INF, LO_NEG_INF, META, Pma, VERSION, copy_words, load, search};
+use crate::key::{Key, Pod};
+use crate::sync::{AtomicU64, Ordering};
+use core::borrow::Borrow;
+use core::cmp::Ordering as Cmp;
+use core::marker::PhantomData;
+
+/// Leaf `j` of an array, as slices.
+#[derive(Clone, Copy)]
+pub(crate) struct Leaf<'a, K, V> {
+    /// `FENCES + 2 * K::WORDS` words: version, count|flags, lo, hi.
+    pub(crate) hdr: &'a [AtomicU64],
+    /// `cap * K::WORDS` words.
+    pub(crate) ks: &'a [AtomicU64],
+    /// `cap * V::WORDS` words.
+    pub(crate) vs: &'a [AtomicU64],
+    pub(crate) cap: usize,
+    _kv: PhantomData<fn() -> (K, V)>,
+}
+
+impl<K: Key, V: Pod> Pma<K, V> {
+    /// Leaf `j`'s words (one bounds check for the leaf, two for the splits).
+    #[inline(always)]
+    pub(crate) fn leaf(&self, j: usize) -> Leaf<'_, K, V> {
+        let words = self.span(self.base(j), self.stride);
+        let (hdr, cells) = words.split_at(FENCES + 2 * K::WORDS);
+        let (ks, vs) = cells.split_at(self.cap * K::WORDS);
+        Leaf {
+            hdr,
+            ks,
+            vs: &vs[..self.cap * V::WORDS],
+            cap: self.cap,
+            _kv: PhantomData,
+        }
+    }
+}
+
+impl<K: Key, V: Pod> Leaf<'_, K, V> {
+    #[inline(always)]
+    pub(crate) fn version(&self) -> &AtomicU64 {
+        &self.hdr[VERSION]
+    }
+
+    /// Tries to lock the leaf (see [`Pma::try_lock`]).
+    #[inline(always)]
+    pub(crate) fn try_lock(&self) -> bool {
+        super::try_lock(self.version())
+    }
+
+    #[inline(always)]
+    pub(crate) fn meta(&self) -> u64 {
+        self.hdr[META].load(Ordering::Relaxed)
+    }
+
+    #[inline(always)]
+    pub(crate) fn count_of(&self, meta: u64) -> usize {
+        // A torn (unvalidated) meta word must not send a reader out of bounds.
+        ((meta & COUNT_MASK) as usize).min(self.cap)
+    }
+
+    #[inline(always)]
+    pub(crate) fn lo(&self) -> K {
+        load::<K>(&self.hdr[FENCES..], 0)
+    }
+
+    #[inline(always)]
+    pub(crate) fn hi(&self) -> K {
+        load::<K>(&self.hdr[FENCES + K::WORDS..], 0)
+    }
+
+    /// Where `k` lies relative to the fences (`meta` read with them): the leaf owns
+    /// `[lo, hi)`.
+    #[inline(always)]
+    pub(crate) fn owns<Q: ?Sized + Ord>(&self, meta: u64, k: &Q) -> Cmp
+    where
+        K: Borrow<Q>,
+    {
+        if meta & LO_NEG_INF == 0 && k < self.lo().borrow() {
+            Cmp::Less
+        } else if meta & HI_INF == 0 && k >= self.hi().borrow() {
+            Cmp::Greater
+        } else {
+            Cmp::Equal
+        }
+    }
+
+    #[inline(always)]
+    pub(crate) fn key(&self, s: usize) -> K {
+        load::<K>(self.ks, s)
+    }
+
+    #[inline(always)]
+    pub(crate) fn val(&self, s: usize) -> V {
+        load::<V>(self.vs, s)
+    }
+
+    #[inline(always)]
+    pub(crate) fn set_key(&self, s: usize, k: K) {
+        store::<K>(self.ks, s, k);
+    }
+
+    #[inline(always)]
+    pub(crate) fn set_val(&self, s: usize, v: V) {
+        store::<V>(self.vs, s, v);
+    }
+
+    #[inline(always)]
+    pub(crate) fn set_count(&self, meta: u64, n: usize) {
+        let m = (meta & !COUNT_MASK) | n as u64;
+        self.hdr[META].store(m, Ordering::Relaxed);
+    }
+
+    /// The slot of `k` among the `n` keys (`Ok`), or where it would go; `binary`: search
+    /// (a leaf in cache), else scan (a leaf being prefetched: the scan starts on its
+    /// first lines while the rest arrive).
+    #[inline(always)]
+    pub(crate) fn find<Q: ?Sized + Ord>(
+        &self,
+        n: usize,
+        k: &Q,
+        binary: bool,
+    ) -> Result<usize, usize>
+    where
+        K: Borrow<Q>,
+    {
+        // Appends (sorted input) go past the last key: one comparison, not a search.
+        if n == 0 || self.key(n - 1).borrow() < k {
+            return Err(n);
+        }
+        if binary {
+            let s = search::<K, Q>(self.ks, n, k);
+            return match self.key(s).borrow().cmp(k) {
+                Cmp::Equal => Ok(s),
+                Cmp::Less => Err(s + 1),
+                Cmp::Greater => Err(s),
+            };
+        }
+        for s in 0..n {
+            let x = self.key(s);
+            if x.borrow() >= k {
+                return if x.borrow() == k { Ok(s) } else { Err(s) };
+            }
+        }
+        Err(n)
+    }
+
+    /// Puts `(k, v)` at slot `pos` of the `n` elements (the leaf has room).
+    #[inline(always)]
+    pub(crate) fn insert_at(&self, meta: u64, n: usize, pos: usize, k: K, v: V) {
+        let (kw, vw) = (K::WORDS, V::WORDS);
+        copy_words(self.ks, pos * kw, (pos + 1) * kw, (n - pos) * kw);
+        copy_words(self.vs, pos * vw, (pos + 1) * vw, (n - pos) * vw);
+        self.set_key(pos, k);
+        self.set_val(pos, v);
+        self.set_count(meta, n + 1);
+    }
+
+    /// Removes slot `s` of the `n` elements; returns it.
+    #[inline(always)]
+    pub(crate) fn take(&self, meta: u64, n: usize, s: usize) -> (K, V) {
+        let old = (self.key(s), self.val(s));
+        let (kw, vw) = (K::WORDS, V::WORDS);
+        copy_words(self.ks, (s + 1) * kw, s * kw, (n - s - 1) * kw);
+        copy_words(self.vs, (s + 1) * vw, s * vw, (n - s - 1) * vw);
+        self.set_count(meta, n - 1);
+        old
+    }
+}
+
+/// Stores `t` at element `i` of a key or value slice.
+#[inline(always)]
+fn store<T: Pod>(ws: &[AtomicU64], i: usize, t: T) {
+    let w = t.to_words();
+    if T::WORDS == 1 {
+        ws[i].store(w[0], Ordering::Relaxed);
+        return;
+    }
+    for (a, x) in ws[i * T::WORDS..(i + 1) * T::WORDS].iter().zip(w) {
+        a.store(x, Ordering::Relaxed);
+    }
+}
