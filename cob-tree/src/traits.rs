@@ -1,8 +1,10 @@
 //! The std traits of [`CobTree`]: construction, extension, iteration, comparison, hashing.
 //!
-//! Not here: `Index<&K>`. `Index::index` must return `&V`, a reference that lives as long
-//! as the borrow of the map; but a value lives in atomic words that writers overwrite and
-//! that a growth frees while the map is borrowed, so no such reference can be sound. Use
+//! Not here, deliberately: `Index<&K>`. `Index::index` must return `&V`, a reference that
+//! lives as long as the borrow of the map; but writers change the map through `&self`
+//! while it is borrowed (a value lives in atomic words that writers overwrite and a growth
+//! frees), so no such reference can be sound without keeping every removed value until the
+//! map drops. The crate README ("Deliberately not provided") has the whole argument. Use
 //! [`CobTree::get`], which returns a copy.
 
 use crate::CobTree;
