@@ -212,7 +212,7 @@ impl<K: Key, V: Pod> Map<K, V> {
             match self.try_upsert(pma, k, f) {
                 Try::Done(old) => return old,
                 Try::Busy(g) => f = g,
-                Try::Full(g) => return self.upsert_slow(k, g, pin()),
+                Try::Full(g) => return self.upsert_slow(k, g, None),
             }
         }
         self.upsert_pinned(k, f)
@@ -251,7 +251,7 @@ impl<K: Key, V: Pod> Map<K, V> {
             match self.try_upsert(self.root.load(&guard), k, f) {
                 Try::Done(old) => return old,
                 Try::Busy(g) => f = g,
-                Try::Full(g) => return self.upsert_slow(k, g, guard),
+                Try::Full(g) => return self.upsert_slow(k, g, Some(guard)),
             }
             spin_wait(&mut spins);
         }
@@ -259,19 +259,31 @@ impl<K: Key, V: Pod> Map<K, V> {
 
     /// Upsert that may need room: under the structure lock, with the owning leaf locked,
     /// run `f` and, if it asks to insert and the leaf is full, append a leaf, rebalance the
-    /// smallest window that fits, or grow the array.
+    /// smallest window that fits, or grow the array. `guard`: the caller's pin, if any (a
+    /// map that has only had kept arrays needs none; whether it has is stable while the
+    /// structure lock is held).
     #[inline(never)]
     fn upsert_slow<F: FnOnce(Option<V>) -> Option<V>>(
         &self,
         k: K,
         f: F,
-        guard: Guard,
+        guard: Option<Guard>,
     ) -> Option<V> {
         let s = lock(&self.structure);
         // Only the structure-lock holder replaces the root, freezes or moves fences, so the
         // array is current and unfrozen and its fences are stable from here on; in-leaf
         // writers only change counts and cells.
-        let pma = self.root.load(&guard);
+        let guard = match self.root.load_pinless() {
+            Some(_) => guard,
+            None => Some(guard.unwrap_or_else(pin)),
+        };
+        let pma = match &guard {
+            Some(g) => self.root.load(g),
+            None => self
+                .root
+                .load_pinless()
+                .expect("still pinless: only the structure-lock holder changes that"),
+        };
         let mut j = pma.locate(&k);
         loop {
             pma.lock_spin(j);
@@ -307,19 +319,30 @@ impl<K: Key, V: Pod> Map<K, V> {
             pma.unlock(j);
             return None;
         }
-        if self.insert_rebalance(pma, j, k, v) {
-            return None;
-        }
+        let deferred = match self.insert_rebalance(pma, j, k, v, guard.as_ref()) {
+            Ok(()) => return None,
+            Err(deferred) => deferred,
+        };
         drop(s);
         drop(guard);
-        collect();
+        if deferred {
+            collect();
+        }
         None
     }
 
     /// Makes room for `(k, v)` in the window around locked leaf `j` (structure lock held):
-    /// rebalances the smallest window within its density bound (true), or grows the array
-    /// (false: the caller runs [`collect`] once it has unpinned).
-    fn insert_rebalance(&self, pma: &Pma<K, V>, j: usize, k: K, v: V) -> bool {
+    /// rebalances the smallest window within its density bound (`Ok`), or grows the array
+    /// (`Err(true)` when the old array went to the collector: the caller runs [`collect`]
+    /// once it has unpinned).
+    fn insert_rebalance(
+        &self,
+        pma: &Pma<K, V>,
+        j: usize,
+        k: K,
+        v: V,
+        guard: Option<&Guard>,
+    ) -> Result<(), bool> {
         let append = pma.is_tail_append(j, &k);
         let (num, den) = UPPER_ROOT;
         let (mut lo, mut hi) = (j, j + 1);
@@ -337,7 +360,7 @@ impl<K: Key, V: Pod> Map<K, V> {
             if fits(total, b - a, pma.cap(), level, height) {
                 pma.redistribute(a, b, Some((k, v)), Pack::Even);
                 (a..b).for_each(|i| pma.unlock(i));
-                return true;
+                return Ok(());
             }
         }
         // The whole array is too dense: grow. The leaves held stay unchanged and are
@@ -356,8 +379,7 @@ impl<K: Key, V: Pod> Map<K, V> {
         let at = (j, pma.insert_pos(j, &k));
         let new = pma.rebuild(to, Some(((k, v), at)), append);
         debug_assert_eq!(n, new.count_range(0, new.live_end()));
-        self.root.replace(new, &pin());
-        false
+        Err(self.root.replace(new, guard))
     }
 
     /// Locks the owner of `k` and runs `op` on it; then accounts for a removal and shrinks
@@ -465,10 +487,12 @@ impl<K: Key, V: Pod> Map<K, V> {
             return;
         }
         let new = pma.rebuild(to, None, false);
-        self.root.replace(new, &guard);
+        let deferred = self.root.replace(new, Some(&guard));
         drop(s);
         drop(guard);
-        collect();
+        if deferred {
+            collect();
+        }
     }
 
     pub(crate) fn clear(&self) {
@@ -478,11 +502,13 @@ impl<K: Key, V: Pod> Map<K, V> {
         (0..pma.leaves()).for_each(|i| pma.freeze(i));
         let n = pma.count_range(0, pma.leaves());
         self.add_len(0, -(n as i64));
-        self.root
-            .replace(Pma::new_empty(self.min_leaves, self.growth.narrow), &guard);
+        let empty = Pma::new_empty(self.min_leaves, self.growth.narrow);
+        let deferred = self.root.replace(empty, Some(&guard));
         drop(s);
         drop(guard);
-        collect();
+        if deferred {
+            collect();
+        }
     }
 
     /// The first or last element, linearizable by double collect: the leaves scanned to

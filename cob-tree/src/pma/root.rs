@@ -179,9 +179,10 @@ impl<K: 'static, V: 'static> Root<K, V> {
     ///
     /// Callers hold the map's structure lock (so no two `replace` race) and have frozen every
     /// leaf of the old array, so writers that reach it fail to lock and reload the root.
-    /// A retired array that is not kept is handed to the collector at once; the caller
-    /// runs [`collect`] once it has unpinned.
-    pub(crate) fn replace(&self, new: Pma<K, V>, guard: &Guard) {
+    /// A retired array that is not kept is handed to the collector at once (then the
+    /// result is true, and the caller runs [`collect`] once it has unpinned). `guard`: the
+    /// caller's pin, if it has one (a map that has only had kept arrays needs none).
+    pub(crate) fn replace(&self, new: Pma<K, V>, guard: Option<&Guard>) -> bool {
         let pinless = self.pinless.load(Ordering::Relaxed);
         let kept_new = pinless && new.lines_bytes() <= KEPT_ARRAY_BYTES;
         if pinless && !kept_new {
@@ -195,10 +196,18 @@ impl<K: 'static, V: 'static> Root<K, V> {
         if pinless || cfg!(any(loom, miri)) {
             // Published while pinless: readers may hold it unpinned. Freed at drop.
             lock_std(&self.kept).push(old);
-            return;
+            return false;
         }
         #[cfg(not(any(loom, miri)))]
         {
+            let own;
+            let guard = match guard {
+                Some(g) => g,
+                None => {
+                    own = pin();
+                    &own
+                }
+            };
             // Threads pinned now may still read `old`; the collector drops this reference
             // after all of them unpin. `flush` moves it to the global queue right away.
             guard.defer(move || drop(old));
@@ -206,6 +215,7 @@ impl<K: 'static, V: 'static> Root<K, V> {
         }
         #[cfg(any(loom, miri))]
         let _ = guard;
+        true
     }
 
     /// Publishes `new` and returns the current array (the caller owns the map exclusively).
