@@ -8,15 +8,14 @@ use core::marker::PhantomData;
 use core::ops::{Bound, RangeBounds, RangeFull};
 use std::sync::Arc;
 
-/// One end of a [`Range`]: the array it reads and a validated position in one leaf.
+/// One end of a [`Range`]: a validated position in one leaf of the array the range holds.
 ///
 /// The run of slots between `seek.slot` and `seek.stop` is what this end may yield from
 /// the leaf without another search: the seek validated it as a whole (its keys are in the
 /// range and short of what the other end has yielded), and each element is re-checked
 /// against the leaf's version when it is yielded. Outside a valid position `stop == slot`,
 /// so the per-element path needs no other test.
-struct Cursor<'a, K, V> {
-    arr: Option<Held<'a, K, V>>,
+struct Cursor<K, V> {
     /// The leaf of `seek`, valid while `valid`.
     j: usize,
     seek: Seek<K>,
@@ -32,12 +31,12 @@ struct Cursor<'a, K, V> {
     pending: Option<K>,
     hint: Option<usize>,
     spins: u32,
+    _v: PhantomData<fn() -> V>,
 }
 
-impl<K, V> Cursor<'_, K, V> {
+impl<K, V> Cursor<K, V> {
     fn new() -> Self {
         Cursor {
-            arr: None,
             j: 0,
             seek: Seek {
                 ver: 0,
@@ -52,6 +51,7 @@ impl<K, V> Cursor<'_, K, V> {
             pending: None,
             hint: None,
             spins: 0,
+            _v: PhantomData,
         }
     }
 
@@ -77,7 +77,7 @@ enum Step<K, V> {
     Again,
 }
 
-impl<'a, K: Key, V: Pod> Cursor<'a, K, V> {
+impl<K: Key, V: Pod> Cursor<K, V> {
     /// Whether a read made at `ver` still holds: the leaf is unchanged and, if it was
     /// frozen, its array is still the current one (a frozen array stops being current at
     /// publish, and from then on writes go to the new array).
@@ -86,7 +86,7 @@ impl<'a, K: Key, V: Pod> Cursor<'a, K, V> {
         ver & FROZEN == 0 || map.is_current(arr)
     }
 
-    /// Takes over a validated position in leaf `j` of the array held.
+    /// Takes over a validated position in leaf `j` of the range's array.
     #[inline(always)]
     fn settle(&mut self, j: usize, s: Seek<K>, at: Offsets) {
         (self.j, self.seek, self.valid, self.at) = (j, s, true, at);
@@ -97,10 +97,13 @@ impl<'a, K: Key, V: Pod> Cursor<'a, K, V> {
 
     /// The next element at this end (`front`: forward), validated as it is read; `limit`
     /// as in [`Pma::seek`].
-    fn step(&mut self, map: &Map<K, V>, front: bool, limit: impl Fn(&K) -> bool) -> Step<K, V> {
-        let Some(arr) = self.arr.as_deref() else {
-            return Step::Again;
-        };
+    fn step(
+        &mut self,
+        map: &Map<K, V>,
+        arr: &Pma<K, V>,
+        front: bool,
+        limit: impl Fn(&K) -> bool,
+    ) -> Step<K, V> {
         // Read to its end and still unchanged: move straight on to the next leaf if it
         // continues at this one's fence (and this array is still the current one: a
         // frozen array's reader moves to the new array instead).
@@ -115,9 +118,6 @@ impl<'a, K: Key, V: Pod> Cursor<'a, K, V> {
             let at = arr.offsets(j);
             self.settle(j, s, at);
         }
-        let Some(arr) = self.arr.as_deref() else {
-            return Step::Again;
-        };
         let s = &mut self.seek;
         let more = if front {
             s.slot < s.stop
@@ -160,22 +160,17 @@ impl<'a, K: Key, V: Pod> Cursor<'a, K, V> {
         Step::Again
     }
 
-    /// Finds where this end resumes: the leaf owning `at` in the current array, and the
-    /// run in it that `limit` admits.
+    /// Finds where this end resumes: the leaf owning `at` in `arr` (the current array),
+    /// and the run in it that `limit` admits.
     fn seek<Q: ?Sized + Ord>(
         &mut self,
-        map: &'a Map<K, V>,
+        arr: &Pma<K, V>,
         at: Bound<&Q>,
         front: bool,
         limit: impl Fn(&K) -> bool,
     ) where
         K: Borrow<Q>,
     {
-        if self.arr.as_deref().is_none_or(|a| !map.is_current(a)) {
-            self.arr = Some(map.acquire());
-            self.hint = None;
-        }
-        let arr = self.arr.as_deref().expect("just acquired");
         let live = arr.live_end();
         let mut j = match self.hint.take() {
             Some(h) if h < live => h,
@@ -216,13 +211,16 @@ impl<'a, K: Key, V: Pod> Cursor<'a, K, V> {
 /// It holds no epoch pin, so it is `Send` when `K`, `V` and the range are. What a
 /// long-held one costs: it keeps the one array it last read alive (if that array is
 /// replaced by a growth or shrink meanwhile, its memory is freed when the iterator moves on
-/// or is dropped), and nothing else: never more than one array per end (see the crate
-/// docs, "Memory"). It allocates nothing.
+/// or is dropped), and nothing else: never more than one array (both ends read the same
+/// one; see the crate docs, "Memory"). It allocates nothing.
 pub struct Range<'a, Q: ?Sized, R, K: Key, V: Pod> {
     map: &'a Map<K, V>,
+    /// The array both ends read (taken when the range is made, replaced when an end
+    /// seeks and finds it no longer current; the other end then seeks again too).
+    arr: Held<'a, K, V>,
     range: R,
-    front: Cursor<'a, K, V>,
-    back: Cursor<'a, K, V>,
+    front: Cursor<K, V>,
+    back: Cursor<K, V>,
     /// The last key yielded at each end: the other end stops before it.
     front_last: Option<K>,
     back_last: Option<K>,
@@ -241,6 +239,7 @@ where
     pub(crate) fn new(map: &'a Map<K, V>, range: R) -> Self {
         Range {
             map,
+            arr: map.acquire(),
             range,
             front: Cursor::new(),
             back: Cursor::new(),
@@ -252,39 +251,54 @@ where
         }
     }
 
+    /// Before an end seeks: if the array held is no longer the current one, takes the
+    /// current one; leaf hints of the old one mean nothing in it, and the other end's run
+    /// is in the old one, so it seeks again too (from its last key, in the new array).
+    fn refresh(&mut self) {
+        if !self.map.is_current(&self.arr) {
+            self.arr = self.map.acquire();
+            self.front.hint = None;
+            self.back.hint = None;
+            self.front.invalidate();
+            self.back.invalidate();
+        }
+    }
+
     #[cold]
     fn seek_front(&mut self) {
+        self.refresh();
         let (range, back_last) = (&self.range, &self.back_last);
         let limit = |k: &K| before_end(range, back_last, k);
-        let c = &mut self.front;
+        let (c, arr) = (&mut self.front, &*self.arr);
         match (&c.pending, &self.front_last) {
             (Some(p), _) => {
                 let p = *p;
-                c.seek::<K>(self.map, Bound::Included(&p), true, limit);
+                c.seek::<K>(arr, Bound::Included(&p), true, limit);
             }
             (None, Some(l)) => {
                 let l = *l;
-                c.seek::<K>(self.map, Bound::Excluded(&l), true, limit);
+                c.seek::<K>(arr, Bound::Excluded(&l), true, limit);
             }
-            (None, None) => c.seek(self.map, range.start_bound(), true, limit),
+            (None, None) => c.seek(arr, range.start_bound(), true, limit),
         }
     }
 
     #[cold]
     fn seek_back(&mut self) {
+        self.refresh();
         let (range, front_last) = (&self.range, &self.front_last);
         let limit = |k: &K| after_start(range, front_last, k);
-        let c = &mut self.back;
+        let (c, arr) = (&mut self.back, &*self.arr);
         match (&c.pending, &self.back_last) {
             (Some(p), _) => {
                 let p = *p;
-                c.seek::<K>(self.map, Bound::Excluded(&p), false, limit);
+                c.seek::<K>(arr, Bound::Excluded(&p), false, limit);
             }
             (None, Some(l)) => {
                 let l = *l;
-                c.seek::<K>(self.map, Bound::Excluded(&l), false, limit);
+                c.seek::<K>(arr, Bound::Excluded(&l), false, limit);
             }
-            (None, None) => c.seek(self.map, range.end_bound(), false, limit),
+            (None, None) => c.seek(arr, range.end_bound(), false, limit),
         }
     }
 }
@@ -303,8 +317,7 @@ where
         // The common case first: the next element of the run being read.
         let c = &mut self.front;
         if c.seek.slot < c.seek.stop
-            && let Some(arr) = c.arr.as_deref()
-            && let Some((k, v)) = arr.read_flat(c.at, c.seek.slot, c.fast_ver)
+            && let Some((k, v)) = self.arr.read_flat(c.at, c.seek.slot, c.fast_ver)
         {
             c.seek.slot += 1;
             self.front_last = Some(k);
@@ -319,11 +332,9 @@ where
         let mut acc = init;
         loop {
             let c = &mut self.front;
-            if c.seek.slot < c.seek.stop
-                && let Some(arr) = c.arr.as_deref()
-            {
+            if c.seek.slot < c.seek.stop {
                 let run = (c.seek.slot, c.seek.stop);
-                let (a, s, last) = arr.fold_run(c.at, run, c.fast_ver, acc, &mut f);
+                let (a, s, last) = self.arr.fold_run(c.at, run, c.fast_ver, acc, &mut f);
                 acc = a;
                 c.seek.slot = s;
                 if last.is_some() {
@@ -354,7 +365,7 @@ where
             }
             let (range, back_last) = (&self.range, &self.back_last);
             let limit = |k: &K| before_end(range, back_last, k);
-            match self.front.step(self.map, true, limit) {
+            match self.front.step(self.map, &self.arr, true, limit) {
                 Step::Item(k, v) => {
                     self.front_last = Some(k);
                     return Some((k, v));
@@ -384,7 +395,7 @@ where
             }
             let (range, front_last) = (&self.range, &self.front_last);
             let limit = |k: &K| after_start(range, front_last, k);
-            match self.back.step(self.map, false, limit) {
+            match self.back.step(self.map, &self.arr, false, limit) {
                 Step::Item(k, v) => {
                     // The front may have moved since this run was sought (its per-element
                     // path does not tell the back), so the back checks every key.

@@ -38,9 +38,10 @@ pub(crate) struct Lines {
     /// The allocation exactly as the global allocator returned it.
     raw: NonNull<u8>,
     layout: Layout,
-    /// `raw` rounded up to a cache line: `n` lines from here lie inside the allocation.
+    /// `raw` rounded up to a cache line: the lines from here lie inside the allocation.
     lines: NonNull<super::Line>,
-    n: usize,
+    /// The number of words (`AtomicU64`s) in the lines (`WORDS_PER_LINE` per line).
+    words: usize,
 }
 
 // SAFETY: `Lines` owns its allocation exclusively (like `Box<[Line]>`, which is `Send` and
@@ -77,7 +78,7 @@ impl Lines {
             raw,
             layout,
             lines,
-            n,
+            words: n * super::WORDS_PER_LINE,
         }
     }
 
@@ -98,7 +99,7 @@ impl Lines {
         // access would cost the array's size at every access there.
         #[cfg(not(miri))]
         {
-            &self.range(0, self.n * super::WORDS_PER_LINE)[start..start + len]
+            &self.range(0, self.words)[start..start + len]
         }
         #[cfg(miri)]
         {
@@ -113,26 +114,21 @@ impl Lines {
     #[inline(always)]
     pub(super) fn all(&self) -> &[AtomicU64] {
         // SAFETY: as in `range` with `start = 0` and `len = total`: `lines` and the
-        // `n * WORDS_PER_LINE` words after it lie inside the live, zero-initialised
+        // `words` words after it lie inside the live, zero-initialised
         // allocation `self` owns, only ever changed through these atomics, and the borrow
         // is tied to `&self`.
-        unsafe {
-            core::slice::from_raw_parts(
-                self.lines.as_ptr().cast::<AtomicU64>(),
-                self.n * super::WORDS_PER_LINE,
-            )
-        }
+        unsafe { core::slice::from_raw_parts(self.lines.as_ptr().cast::<AtomicU64>(), self.words) }
     }
 
     /// Words `start..start + len` (checked to lie inside the lines) as a slice.
     #[inline(always)]
     fn range(&self, start: usize, len: usize) -> &[AtomicU64] {
-        let total = self.n * super::WORDS_PER_LINE;
+        let total = self.words;
         assert!(
             start <= total && len <= total - start,
             "word range {start}+{len} outside an array of {total} words"
         );
-        // SAFETY: `lines` is 64-byte aligned and `n` lines (`total` words: a `Line` is
+        // SAFETY: `lines` is 64-byte aligned and its lines (`total` words: a `Line` is
         // `#[repr(C)]` around `[AtomicU64; WORDS_PER_LINE]` with no padding, asserted
         // beside it) from it lie inside the live allocation `self` owns (see `zeroed`), and
         // `start <= total` was checked above, so the offset stays inside it.
