@@ -133,8 +133,8 @@ proptest! {
     #[test]
     fn iterators_never_yield_removed_keys(
         cap in prop_oneof![Just(4usize), Just(7), Just(62)],
-        start in prop::collection::vec(0u16..400, 0..300),
-        ops in prop::collection::vec(op(), 0..200),
+        start in prop::collection::vec(0u16..400, 0..if cfg!(miri) { 80 } else { 300 }),
+        ops in prop::collection::vec(op(), 0..if cfg!(miri) { 60 } else { 200 }),
         lo in 0u16..100,
         len in 0u16..400,
     ) {
