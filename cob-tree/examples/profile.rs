@@ -120,7 +120,12 @@ fn run<T: M>(mode: &str, n: usize) {
             .map(|x| ks[(*x % n as u64) as usize])
             .collect()
     };
-    let ops = if build { n } else { probes.len() };
+    let ops = match mode {
+        "range" => 10_000,
+        "iter" => 10 * n,
+        _ if build => n,
+        _ => probes.len(),
+    };
     let r = black_box(work(mode, &mut m, &ks, &probes));
     assert!(r > 0);
     println!("{mode} n={n}: {ops} operations");
