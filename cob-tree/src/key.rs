@@ -9,6 +9,9 @@
 //!
 //! - every primitive integer type (`u8`..`u128`, `i8`..`i128`, `usize`, `isize`),
 //! - byte arrays `[u8; N]` for `N` in `1..=16`,
+//! - `bool` and `char`,
+//! - pairs `(A, B)` of these that fit two words together (`(u32, u32)`, `(u64, u64)`,
+//!   `(char, bool)`, ...),
 //! - `()` (so `CobTree<K, ()>` is an ordered set),
 //!
 //! which are all at most [`MAX_POD_BYTES`] = 16 bytes (two words). Keys additionally need
@@ -123,6 +126,79 @@ macro_rules! byte_array {
 }
 byte_array!(1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16);
 
+impl sealed::Sealed for bool {}
+impl Pod for bool {
+    const WORDS: usize = 1;
+    #[inline(always)]
+    fn to_words(self) -> [u64; 2] {
+        [u64::from(self), 0]
+    }
+    #[inline(always)]
+    fn from_words(w: [u64; 2]) -> Self {
+        w[0] != 0
+    }
+}
+impl Key for bool {
+    const MAX: Self = true;
+}
+
+impl sealed::Sealed for char {}
+impl Pod for char {
+    const WORDS: usize = 1;
+    #[inline(always)]
+    fn to_words(self) -> [u64; 2] {
+        [u64::from(u32::from(self)), 0]
+    }
+    /// Total: a word that is no `char` (only a torn read, which validation discards)
+    /// reads as `'\0'`.
+    #[inline(always)]
+    fn from_words(w: [u64; 2]) -> Self {
+        u32::try_from(w[0])
+            .ok()
+            .and_then(char::from_u32)
+            .unwrap_or('\0')
+    }
+}
+impl Key for char {
+    const MAX: Self = char::MAX;
+}
+
+/// Pairs of plain types that fit two words together, e.g. `(u32, u32)`, `(u64, u64)`,
+/// `(u8, [u8; 7])`, `(char, bool)`: the first in the first words, the second after it. As
+/// a key, ordered as tuples are (lexicographically), its greatest value the pair of
+/// greatest values. A pair of more than two words (`(u128, u8)`) fails to compile where
+/// it is used (the assertion in `WORDS`).
+impl<A: Pod, B: Pod> sealed::Sealed for (A, B) {}
+impl<A: Pod, B: Pod> Pod for (A, B) {
+    const WORDS: usize = {
+        assert!(
+            A::WORDS + B::WORDS <= 2,
+            "a CobTree pair key or value must fit two 64-bit words"
+        );
+        A::WORDS + B::WORDS
+    };
+    #[inline(always)]
+    fn to_words(self) -> [u64; 2] {
+        let (a, b) = (self.0.to_words(), self.1.to_words());
+        match A::WORDS {
+            0 => b,
+            1 => [a[0], b[0]],
+            _ => a,
+        }
+    }
+    #[inline(always)]
+    fn from_words(w: [u64; 2]) -> Self {
+        match A::WORDS {
+            0 => (A::from_words([0, 0]), B::from_words(w)),
+            1 => (A::from_words([w[0], 0]), B::from_words([w[1], 0])),
+            _ => (A::from_words(w), B::from_words([0, 0])),
+        }
+    }
+}
+impl<A: Key, B: Key> Key for (A, B) {
+    const MAX: Self = (A::MAX, B::MAX);
+}
+
 impl sealed::Sealed for () {}
 impl Pod for () {
     const WORDS: usize = 0;
@@ -156,5 +232,21 @@ mod tests {
         round([9u8; 16]);
         round(*b"abcdefghi");
         round(());
+        round(true);
+        round(false);
+        round('\u{10FFFF}');
+        round('a');
+        round((7u32, -9i32));
+        round((u64::MAX, 3u64));
+        round(((), 5u128));
+        round((u128::MAX - 1, ()));
+        round(('z', true));
+        round((3u8, [1u8, 2, 3]));
+        // Every word pattern is some value (a torn read must not be UB).
+        assert_eq!(char::from_words([0xD800, 0]), '\0');
+        assert_eq!(char::from_words([u64::MAX, 0]), '\0');
+        assert!(bool::from_words([2, 0]));
+        // The pair's order is the tuple's.
+        assert!((1u8, 9u8) < (2, 0) && (2u8, 0u8) < <(u8, u8) as Key>::MAX);
     }
 }

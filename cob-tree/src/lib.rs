@@ -30,6 +30,7 @@ pub struct CobTree<K: Key, V: Pod> {
 
 static_assertions::assert_impl_all!(CobTree<u64, u64>: Send, Sync);
 static_assertions::assert_impl_all!(CobTree<[u8; 16], u128>: Send, Sync);
+static_assertions::assert_impl_all!(CobTree<(u32, char), (bool, u64)>: Send, Sync);
 static_assertions::assert_impl_all!(Range<'static, u64, core::ops::Range<u64>, u64, u64>: Send);
 static_assertions::assert_impl_all!(Iter<'static, u64, u64>: Send);
 

@@ -416,3 +416,47 @@ fn bad_range_panics() {
 fn bad_leaf_capacity_panics() {
     let _ = CobTree::<u64, u64>::with_leaf_capacity(1);
 }
+
+/// The pair, `bool` and `char` types: random inserts, removes, gets and ranges against
+/// `BTreeMap` with tiny leaves (splits, rebalances, growth and shrinking), keys `(u8, u16)`
+/// ordered as tuples, values `(char, bool)`.
+#[test]
+fn pair_keys_match_btreemap() {
+    let ops = if cfg!(miri) { 300 } else { 20_000 };
+    let t: CobTree<(u8, u16), (char, bool)> = CobTree::with_leaf_capacity(4);
+    let mut m = BTreeMap::new();
+    let mut x = 0x9e37_79b9_7f4a_7c15_u64;
+    for i in 0..ops {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let k = ((x % 7) as u8, ((x >> 8) % 300) as u16);
+        let v = (char::from_u32(0x61 + (i % 26) as u32).unwrap(), x & 1 == 0);
+        match (x >> 32) % 8 {
+            0..=3 if (i / 2_000) % 3 != 2 => assert_eq!(t.insert(k, v), m.insert(k, v)),
+            0..=4 => assert_eq!(t.remove(&k), m.remove(&k)),
+            5 => assert_eq!(t.get(&k), m.get(&k).copied()),
+            6 => {
+                let hi = (k.0.saturating_add(1), k.1);
+                let got: Vec<_> = t.range(k..hi).collect();
+                let want: Vec<_> = m.range(k..hi).map(|(a, b)| (*a, *b)).collect();
+                assert_eq!(got, want, "range {k:?}..{hi:?}");
+            }
+            _ => {
+                let got: Vec<_> = t.range(..=k).rev().take(5).collect();
+                let want: Vec<_> = m.range(..=k).rev().take(5).map(|(a, b)| (*a, *b)).collect();
+                assert_eq!(got, want, "..={k:?} backwards");
+            }
+        }
+        assert_eq!(t.len(), m.len());
+    }
+    assert!(t.iter().eq(m.iter().map(|(k, v)| (*k, *v))));
+    assert_eq!(
+        t.last_key_value(),
+        m.last_key_value().map(|(k, v)| (*k, *v))
+    );
+    let set: CobTree<char, ()> = "hello".chars().map(|c| (c, ())).collect();
+    assert_eq!(set.keys().collect::<String>(), "ehlo");
+    let flags: CobTree<bool, u8> = [(true, 1), (false, 0)].into_iter().collect();
+    assert_eq!(flags.first_key_value(), Some((false, 0)));
+}
