@@ -422,7 +422,7 @@ fn bad_leaf_capacity_panics() {
 /// ordered as tuples, values `(char, bool)`.
 #[test]
 fn pair_keys_match_btreemap() {
-    let ops = if cfg!(miri) { 300 } else { 20_000 };
+    let ops = if cfg!(miri) { 100 } else { 20_000 };
     let t: CobTree<(u8, u16), (char, bool)> = CobTree::with_leaf_capacity(4);
     let mut m = BTreeMap::new();
     let mut x = 0x9e37_79b9_7f4a_7c15_u64;
