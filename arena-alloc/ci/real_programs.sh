@@ -8,6 +8,7 @@
 #   capi_test: every exported function (glibc's __libc_* names, mallinfo2, mallopt,
 #              malloc_trim, malloc_stats, malloc_info, C23 free_sized), alignment and
 #              errno cases, threads, fork
+#   cxx_test:  C++ operator new/delete in every form, new_handler and bad_alloc
 # Usage: arena-alloc/ci/real_programs.sh   (from anywhere; builds the library first)
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -105,15 +106,20 @@ C
 gcc -O2 -pthread -Wall -Wno-deprecated-declarations -Wno-alloc-size-larger-than \
     -o "$WORK/capi_test" "$ROOT/arena-alloc/ci/capi_test.c" -ldl
 
+g++ -O2 -std=c++17 -Wall -o "$WORK/cxx_test" "$ROOT/arena-alloc/ci/cxx_test.cpp" -ldl
+
 echo "LD_PRELOAD=$LIB"
 compare python3 python3 "$WORK/workload.py"
 compare git bash "$WORK/git.sh"
 compare gcc bash -c "gcc -O2 -Wall -o prog '$WORK/prog.c' && ./prog"
 compare capi_test "$WORK/capi_test"
+compare cxx_test "$WORK/cxx_test"
 
 # The preloaded runs really used arena-alloc: its own checks, and its stderr message.
 EXPECT_ARENA=1 MALLOC_INFO_OUT="$WORK/malloc_info.xml" LD_PRELOAD="$LIB" "$WORK/capi_test" >/dev/null \
     || { echo "capi_test under arena-alloc failed"; FAIL=1; }
+EXPECT_ARENA=1 LD_PRELOAD="$LIB" "$WORK/cxx_test" >/dev/null \
+    || { echo "cxx_test under arena-alloc failed"; FAIL=1; }
 # malloc_info's XML, read by a real XML parser.
 python3 -c 'import sys, xml.dom.minidom as m; d = m.parse(sys.argv[1]); assert d.documentElement.getAttribute("allocator") == "arena-alloc"' \
     "$WORK/malloc_info.xml" && echo "malloc_info: well-formed XML" || { echo "malloc_info XML FAILED"; FAIL=1; }

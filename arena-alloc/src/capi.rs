@@ -18,6 +18,7 @@
 //! heap), `mallopt`, `malloc_stats` and `malloc_info` (see [`info`]), and C23's
 //! `free_sized`/`free_aligned_sized`.
 
+mod cxx;
 mod info;
 
 use crate::{ArenaAlloc, arena, sys};

@@ -303,6 +303,15 @@ pub(crate) fn abort_with(msg: &str, addr: usize) -> ! {
     unsafe { libc::abort() }
 }
 
+/// The next definition of symbol `name` after this library in the lookup order
+/// (`dlsym(RTLD_NEXT, name)`), or null. For the C++ operators' out-of-memory path only:
+/// `dlsym` may allocate.
+#[cfg(feature = "capi")]
+pub(crate) fn next_symbol(name: &CStr) -> *mut libc::c_void {
+    // SAFETY: `name` is NUL-terminated; RTLD_NEXT is a valid pseudo-handle.
+    unsafe { libc::dlsym(libc::RTLD_NEXT, name.as_ptr()) }
+}
+
 /// Sets the calling thread's `errno`.
 #[cfg(feature = "capi")]
 pub(crate) fn set_errno(e: i32) {
