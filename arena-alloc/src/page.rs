@@ -288,6 +288,63 @@ pub(crate) unsafe fn take_block(page: *mut Page) -> (*mut u8, bool) {
     (block, used == capacity)
 }
 
+/// Takes up to `n` (>= 1) blocks from `page` as a chain linked through their first words
+/// (the last block's link is left as it was: the caller writes it): the page's free list
+/// is cut after its first `n` blocks (no block is rewritten), and blocks never used are
+/// linked in address order from the bump pointer. Returns (first, last, count, page is
+/// now full). Not for the hardened mode (no live bits are set).
+///
+/// # Safety
+/// The caller holds the owner's lock and `page` is formatted and not full.
+#[inline]
+pub(crate) unsafe fn take_chain(page: *mut Page, n: u32) -> (*mut u8, *mut u8, u32, bool) {
+    debug_assert!(n >= 1 && !crate::config::hardened());
+    // SAFETY: the caller holds the owner's lock, which guards every descriptor field read
+    // and written here ("as above" below); free blocks hold the next free block in their
+    // first word, and blocks beyond the bump pointer are unused blocks of the page.
+    let used = unsafe { (*page).used };
+    // SAFETY: as above.
+    let capacity = unsafe { (*page).capacity };
+    // SAFETY: as above.
+    let free = unsafe { (*page).free };
+    let (first, last, k);
+    if !free.is_null() {
+        let mut tail = free;
+        let mut count = 1;
+        // SAFETY: as above.
+        let mut next = unsafe { tail.cast::<*mut u8>().read() };
+        while count < n && !next.is_null() {
+            tail = next;
+            count += 1;
+            // SAFETY: as above.
+            next = unsafe { tail.cast::<*mut u8>().read() };
+        }
+        // SAFETY: as above.
+        unsafe { (*page).free = next };
+        (first, last, k) = (free, tail, count);
+    } else {
+        // SAFETY: as above (`block_size` is fixed while the page is formatted).
+        let size = unsafe { (*page).block_size } as usize;
+        // SAFETY: as above.
+        let b = unsafe { (*page).bump };
+        // With the free list empty, every block not in use lies beyond the bump pointer.
+        let count = n.min(capacity - used);
+        let mut cur = b;
+        for _ in 1..count {
+            let next = cur.wrapping_add(size);
+            // SAFETY: `cur` is an unused block of the page, at least 16 bytes.
+            unsafe { cur.cast::<*mut u8>().write(next) };
+            cur = next;
+        }
+        // SAFETY: as above.
+        unsafe { (*page).bump = cur.wrapping_add(size) };
+        (first, last, k) = (b, cur, count);
+    }
+    // SAFETY: as above.
+    unsafe { (*page).used = used + k };
+    (first, last, k, used + k == capacity)
+}
+
 /// Returns block `p` to `page`; returns (its class, page was full, page is now empty).
 ///
 /// # Safety

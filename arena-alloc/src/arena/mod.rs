@@ -460,13 +460,16 @@ pub(crate) fn small_snapshot(index: usize) -> Option<SmallSnapshot> {
     Some(out)
 }
 
-/// Takes up to `n` blocks of class `class` from arena `idx` under one acquisition of its
-/// lock, handing each to `put` with its index (`put` must not allocate). Fewer when the
-/// fork handlers are not registered yet or memory runs out.
-pub(crate) fn take_batch(idx: usize, class: usize, n: u32, mut put: impl FnMut(u32, *mut u8)) {
+/// Takes up to `n` (>= 1) blocks of class `class` from arena `idx` under one acquisition of
+/// its lock, as a chain linked through their first words: (first, last, count), the last
+/// block's link unset; count 0 (and nulls) when the fork handlers are not registered yet
+/// or memory runs out before the first block. Free lists are cut, not walked block by
+/// block into a new list, and never-used blocks are linked from the bump pointer.
+pub(crate) fn take_chain(idx: usize, class: usize, n: u32) -> (*mut u8, *mut u8, u32) {
     let arena = arena(idx);
     let st = arena.acquire();
-    for i in 0..n {
+    let (mut first, mut last, mut count) = (ptr::null_mut::<u8>(), ptr::null_mut::<u8>(), 0);
+    while count < n {
         let mut page = st.classes[class];
         if page.is_null() {
             if !is_ready() {
@@ -479,17 +482,25 @@ pub(crate) fn take_batch(idx: usize, class: usize, n: u32, mut put: impl FnMut(u
             }
         }
         // SAFETY: the lock is held; `page` heads the class list so has a free block.
-        let (block, full) = unsafe { page::take_block(page) };
+        let (f, l, k, full) = unsafe { page::take_chain(page, n - count) };
         if full {
             // SAFETY: the lock is held and `page` heads this class list.
             unsafe { page::list_remove(&mut st.classes[class], page) };
             // SAFETY: the lock is held.
             unsafe { (*page).state = PAGE_FULL };
         }
-        st.allocs += 1;
-        put(i, block);
+        if count == 0 {
+            first = f;
+        } else {
+            // SAFETY: `last` is a block of the chain, taken above and free.
+            unsafe { last.cast::<*mut u8>().write(f) };
+        }
+        last = l;
+        count += k;
     }
+    st.allocs += u64::from(count);
     arena.lock.unlock();
+    (first, last, count)
 }
 
 /// Frees a linked list of small blocks (first word = next), all owned by arena `owner`,
