@@ -7,7 +7,7 @@
 //! of its segment, and none starts more than `SEGMENT_SIZE` bytes after its header.
 
 use crate::class::class_size;
-use crate::sync::global::AtomicU32;
+use crate::sync::global::{AtomicPtr, AtomicU32};
 use crate::sys;
 use core::mem::{offset_of, size_of};
 use core::ptr;
@@ -204,11 +204,67 @@ pub(crate) unsafe fn format_page(page: *mut Page, class: usize) {
     unsafe { page.write(fresh) };
 }
 
+/// The lock-free remote-free words of one page (see `crate::remote`), on a cache line of
+/// their own in page 0 (away from the descriptors, which the owner writes under its lock).
+#[repr(C, align(64))]
+pub(crate) struct RemoteWords {
+    /// The page's thread-free list: blocks freed by other threads, not yet drained.
+    pub(crate) blocks: AtomicPtr<u8>,
+    /// The page's link in its arena's pending stack.
+    pub(crate) next: AtomicPtr<u8>,
+}
+
+/// Where the pages' [`RemoteWords`] start in page 0 (after the descriptors, before the
+/// hardened bitmaps); fresh segments are zeroed, so every list starts empty.
+const REMOTE_OFFSET: usize = 2048;
+const _: () = assert!(size_of::<Segment>() <= REMOTE_OFFSET);
+const _: () = assert!(size_of::<RemoteWords>() == 64);
+
+/// The remote-free words of the page with descriptor `page`.
+#[inline]
+pub(crate) fn remote_words(page: *mut Page) -> *const RemoteWords {
+    let seg = segment_of_page(page).cast::<u8>();
+    let idx = (page.addr() - seg.addr() - offset_of!(Segment, pages)) / size_of::<Page>();
+    seg.wrapping_add(REMOTE_OFFSET + idx * size_of::<RemoteWords>())
+        .cast()
+}
+
+/// Returns the chain `head..=tail` of `n` blocks of `page` (linked through their first
+/// words) to its free list; returns (its class, page was full, page is now empty).
+///
+/// # Safety
+/// The caller holds the owner's lock; the chain's blocks are blocks of `page` counted as
+/// used and given up.
+pub(crate) unsafe fn put_chain(
+    page: *mut Page,
+    head: *mut u8,
+    tail: *mut u8,
+    n: u32,
+) -> (usize, bool, bool) {
+    // SAFETY: the caller holds the owner's lock, which guards the descriptor.
+    let used = unsafe { (*page).used };
+    // SAFETY: as above.
+    let capacity = unsafe { (*page).capacity };
+    // SAFETY: as above.
+    let free = unsafe { (*page).free };
+    // SAFETY: `tail` is a given-up block of at least 16 bytes.
+    unsafe { tail.cast::<*mut u8>().write(free) };
+    // SAFETY: as above (lock held).
+    unsafe { (*page).free = head };
+    debug_assert!(used >= n);
+    // SAFETY: as above.
+    unsafe { (*page).used = used - n };
+    // SAFETY: `class` is fixed while the page is formatted.
+    let class = unsafe { (*page).class } as usize;
+    (class, used == capacity, used == n)
+}
+
 /// Where the hardened mode's bitmaps of live blocks start in page 0 (after the header and
 /// descriptors): one bit per 16 bytes of each page, `BITMAP_BYTES` per page.
 const BITMAP_OFFSET: usize = 4096;
 const BITMAP_BYTES: usize = PAGE_SIZE / crate::class::MIN_BLOCK / 8;
-const _: () = assert!(size_of::<Segment>() <= BITMAP_OFFSET);
+const _: () =
+    assert!(REMOTE_OFFSET + PAGES_PER_SEGMENT * size_of::<RemoteWords>() <= BITMAP_OFFSET);
 const _: () = assert!(BITMAP_OFFSET + PAGES_PER_SEGMENT * BITMAP_BYTES <= PAGE_SIZE);
 
 /// The bitmap word and bit of block `p` (in a page of a small segment).

@@ -36,7 +36,7 @@ pub(crate) fn spin_hint() {
 /// Always `core`'s types, for `static` state (const-constructible).
 pub(crate) mod global {
     pub(crate) use core::sync::atomic::{
-        AtomicBool, AtomicIsize, AtomicU8, AtomicU32, AtomicU64, AtomicUsize, Ordering,
+        AtomicBool, AtomicIsize, AtomicPtr, AtomicU8, AtomicU32, AtomicU64, AtomicUsize, Ordering,
     };
 
     /// `core::cell::UnsafeCell` with loom's `with`/`with_mut` shape plus a raw `get`.

@@ -2,9 +2,9 @@
 //!
 //! A thread keeps up to `CACHE_BLOCKS` free blocks per class for the first
 //! `CACHED_CLASSES` classes, all owned by one arena (the one it last refilled from), so the
-//! common alloc/free pair touches no lock and no shared line. Blocks of other arenas are batched
-//! per owner and returned under one lock (never handed to this thread: no false sharing of
-//! handed-out blocks). A pthread key destructor returns everything when the thread exits;
+//! common alloc/free pair touches no lock and no shared line. Blocks of other arenas go onto
+//! their pages' thread-free lists (one compare-and-swap, see `crate::remote`), never into
+//! this thread's bins (no false sharing of handed-out blocks). A pthread key destructor returns everything when the thread exits;
 //! `flush_thread_cache` does it on demand.
 
 use crate::arena::{self, alloc_small, free_list};
@@ -103,13 +103,6 @@ struct ThreadCache {
     /// refill; meaningless while unregistered).
     arena: usize,
     state: u8,
-    /// Freed blocks of arena `remote_owner` (another arena's when they were freed; kept
-    /// when the cache switches to that arena, see `cache_refill`), returned in one batch.
-    remote: *mut u8,
-    remote_owner: usize,
-    remote_count: u32,
-    /// Bytes of the blocks in `remote`.
-    remote_bytes: usize,
 }
 
 /// A thread's cache before its first use: all zeros, so it can live in a `.tbss` section.
@@ -130,10 +123,6 @@ const UNUSED_CACHE: ThreadCache = ThreadCache {
     }; CACHED_CLASSES],
     arena: 0,
     state: CACHE_UNREGISTERED,
-    remote: ptr::null_mut(),
-    remote_owner: 0,
-    remote_count: 0,
-    remote_bytes: 0,
 };
 
 #[cfg(all(
@@ -237,11 +226,6 @@ pub(crate) fn cache_pop(class: usize) -> Option<*mut u8> {
     Some(h)
 }
 
-/// Blocks of another arena a thread collects before returning them under one lock.
-pub const REMOTE_BATCH: u32 = 32;
-/// ... or bytes of them, whichever comes first (so big blocks do not sit idle in a batch).
-pub const REMOTE_BATCH_BYTES: usize = 64 << 10;
-
 /// Parks small block `p` of class `class` owned by arena `owner` in its bin if the cache
 /// holds that arena's blocks and the bin has room (the whole hit path of `free`); `false`
 /// means the caller goes on with [`push_miss`]. Makes no call, so `free` needs no saved
@@ -283,7 +267,8 @@ pub(crate) unsafe fn push_miss(p: *mut u8, owner: usize, class: usize) -> bool {
 }
 
 /// `cache_push` when the block is not simply parked: registers the cache on first use,
-/// returns a full bin to the arena in one batch, and batches blocks of other arenas.
+/// returns half of a full bin to the arena in one batch, and frees blocks of other arenas
+/// lock-free ([`arena::free_remote`]).
 ///
 /// # Safety
 /// As for `cache_push`; `tcp` is this thread's cache.
@@ -303,7 +288,7 @@ unsafe fn push_slow(tcp: *mut ThreadCache, p: *mut u8, owner: usize, class: usiz
         if class >= CACHED_CLASSES {
             // A block of a class without a bin, of this thread's own arena: straight back
             // to its page, where the next request of its class finds it. (Batched as if
-            // remote, up to REMOTE_BATCH such blocks sat idle while the page handed out
+            // remote, up to 32 such blocks sat idle while the page handed out
             // fresh ones: espresso touched 3.5 MB of pages for 1.1 MB of per-class peaks.)
             return false;
         }
@@ -329,44 +314,11 @@ unsafe fn push_slow(tcp: *mut ThreadCache, p: *mut u8, owner: usize, class: usiz
         unsafe { cache_insert(tcp, class, p) };
         return true;
     }
-    // A block of another arena: batch it (one owner at a time).
-    if tc.remote_count > 0 && tc.remote_owner != owner {
-        // SAFETY: as above.
-        unsafe { flush_remote(tcp) };
-    }
-    // SAFETY: as above.
-    let tc = unsafe { &mut *tcp };
-    // SAFETY: `p` is free and at least 16 bytes long.
-    unsafe { p.cast::<*mut u8>().write(tc.remote) };
-    tc.remote = p;
-    tc.remote_owner = owner;
-    tc.remote_count += 1;
-    tc.remote_bytes += class_size(class);
-    if tc.remote_count >= REMOTE_BATCH || tc.remote_bytes >= REMOTE_BATCH_BYTES {
-        // SAFETY: as above.
-        unsafe { flush_remote(tcp) };
-    }
+    // A block of another arena: onto its page's thread-free list, no lock taken (its
+    // arena's lock holder puts it back; see `crate::remote`).
+    // SAFETY: forwarded from the caller.
+    unsafe { arena::free_remote(p) };
     true
-}
-
-/// Returns the batched blocks of another arena.
-///
-/// # Safety
-/// `tcp` is this thread's cache.
-unsafe fn flush_remote(tcp: *mut ThreadCache) {
-    // SAFETY: forwarded; the batch is detached before the blocks are freed.
-    let (head, owner, current) = unsafe {
-        let tc = &mut *tcp;
-        let h = tc.remote;
-        tc.remote = ptr::null_mut();
-        tc.remote_count = 0;
-        tc.remote_bytes = 0;
-        (h, tc.remote_owner, tc.arena)
-    };
-    if !head.is_null() {
-        // SAFETY: the batch holds free blocks of `owner`, detached above.
-        unsafe { free_list(owner, head, current) };
-    }
 }
 
 /// This thread's arena (the one its cached blocks belong to) if it is below `heap_count`
@@ -403,20 +355,11 @@ pub(crate) fn cache_refill(cpu_idx: usize, heap_count: usize, class: usize) -> *
     if unsafe { (*tcp).state } != CACHE_ACTIVE {
         return alloc_small(idx, class);
     }
-    // Blocks of the previous arena go home before the cache switches arenas. A batch of
-    // freed blocks of arena `idx` itself stays batched: returned now, this very refill
-    // would hand them straight back to this thread. They are typically blocks another
-    // thread allocated and handed over (Hoard's cache-scratch); reusing one here would
-    // put this thread's objects on that thread's cache lines (passive false sharing).
+    // Blocks of the previous arena go home before the cache switches arenas.
     // SAFETY: as above.
     if unsafe { (*tcp).arena } != idx {
         // SAFETY: as above.
         unsafe { flush_bins(tcp) };
-        // SAFETY: as above.
-        if unsafe { (*tcp).remote_owner } != idx {
-            // SAFETY: as above.
-            unsafe { flush_remote(tcp) };
-        }
         // SAFETY: as above.
         unsafe { (*tcp).arena = idx };
     }
@@ -487,11 +430,9 @@ unsafe fn register(tcp: *mut ThreadCache) {
 unsafe fn flush(tcp: *mut ThreadCache) {
     // SAFETY: forwarded from the caller.
     unsafe { flush_bins(tcp) };
-    // SAFETY: forwarded from the caller.
-    unsafe { flush_remote(tcp) };
 }
 
-/// Returns the cached blocks of the bins (not the remote batch) to the cache's arena.
+/// Returns the cached blocks of the bins to the cache's arena.
 ///
 /// # Safety
 /// `tcp` is this thread's cache.
@@ -557,8 +498,7 @@ mod tests {
     fn unused_cache_is_all_zeros() {
         let c = UNUSED_CACHE;
         assert!(c.bins.iter().all(|b| b.head.is_null() && b.room == 0));
-        assert_eq!((c.arena, c.state, c.remote_owner), (0, 0, 0));
-        assert!(c.remote.is_null() && c.remote_count == 0 && c.remote_bytes == 0);
+        assert_eq!((c.arena, c.state), (0, 0));
         assert_eq!(CACHE_UNREGISTERED, 0);
     }
 

@@ -9,7 +9,8 @@ use crate::page::{
     self, KIND_SMALL, MAGIC, PAGE_AVAILABLE, PAGE_FREE, PAGE_FULL, PAGE_SIZE, PAGES_PER_SEGMENT,
     Page, SEGMENT_SIZE, SegmentHeader,
 };
-use crate::sync::global::{AtomicU8, AtomicU32, Ordering, UnsafeCell};
+use crate::remote;
+use crate::sync::global::{AtomicPtr, AtomicU8, AtomicU32, Ordering, UnsafeCell};
 use crate::sys;
 use core::ptr;
 
@@ -34,10 +35,18 @@ struct ArenaState {
     segments: *mut SegmentHeader,
 }
 
+/// A value on a cache line of its own.
+#[repr(C, align(64))]
+struct Line<T>(T);
+
 /// One arena, on its own cache lines.
 #[repr(C, align(128))]
 pub(crate) struct Arena {
     lock: RawLock<AtomicU32>,
+    /// Pages of this arena with blocks on their thread-free lists (`crate::remote`),
+    /// linked through their `RemoteWords::next`; drained by the lock holder. On its own
+    /// line: other threads push here while the holder works under the lock.
+    pending: Line<AtomicPtr<u8>>,
     state: UnsafeCell<ArenaState>,
 }
 
@@ -51,6 +60,7 @@ impl Arena {
     const fn new() -> Self {
         Self {
             lock: RawLock::new(AtomicU32::new(0)),
+            pending: Line(AtomicPtr::new(ptr::null_mut())),
             state: UnsafeCell::new(ArenaState {
                 classes: [ptr::null_mut(); NUM_CLASSES],
                 free_pages: ptr::null_mut(),
@@ -262,7 +272,7 @@ unsafe fn alloc_small_locked(
         // SAFETY: the lock is held; this is the only reference to the state.
         let stm = unsafe { &mut *st };
         // SAFETY: the lock of arena `idx` is held and `stm` is its state.
-        page = unsafe { fresh_page(stm, class, idx) };
+        page = unsafe { page_for(arena, stm, class, idx) };
         if page.is_null() {
             arena.lock.unlock();
             return ptr::null_mut();
@@ -271,6 +281,92 @@ unsafe fn alloc_small_locked(
     // SAFETY: the lock is held, `page` heads the class list, no reference to the state is
     // live.
     unsafe { take_and_count(arena, st, page, class) }
+}
+
+/// A page with a free block for `class`, whose list is empty: the remote frees pending
+/// in the arena are drained first (they may refill the list, or free whole pages), then
+/// a free page is formatted. Null when out of memory.
+///
+/// # Safety
+/// The caller holds the lock of `arena` (index `idx`), whose state is `st`.
+#[cold]
+unsafe fn page_for(arena: &Arena, st: &mut ArenaState, class: usize, idx: usize) -> *mut Page {
+    // SAFETY: forwarded from the caller.
+    unsafe { drain_remote(arena, st) };
+    let page = st.classes[class];
+    if !page.is_null() {
+        return page;
+    }
+    // SAFETY: forwarded from the caller.
+    unsafe { fresh_page(st, class, idx) }
+}
+
+/// Puts every block on the thread-free lists of `arena`'s pending pages back on its page
+/// (see `crate::remote`), with the list upkeep a free does.
+///
+/// # Safety
+/// The caller holds the lock of `arena`, whose state is `st`.
+unsafe fn drain_remote(arena: &Arena, st: &mut ArenaState) {
+    let mut pg = remote::take_all(&arena.pending.0);
+    while !pg.is_null() {
+        let page = pg.cast::<Page>();
+        let words = page::remote_words(page);
+        // The page's link is read before its list is taken: from then on a remote free
+        // may push the page again (rewriting the link).
+        // SAFETY: the page's segment is mapped (its list holds live-counted blocks).
+        let next = unsafe { (*words).next.load(Ordering::Relaxed) };
+        // SAFETY: as above.
+        let head = remote::take_all(unsafe { &(*words).blocks });
+        if !head.is_null() {
+            let (mut tail, mut n) = (head, 1u32);
+            loop {
+                // SAFETY: the list's blocks are free blocks of the page, taken above.
+                let nx = unsafe { tail.cast::<*mut u8>().read() };
+                if nx.is_null() {
+                    break;
+                }
+                tail = nx;
+                n += 1;
+            }
+            // SAFETY: the lock is held; the chain's blocks are given-up blocks of `page`.
+            let (class, was_full, empty) = unsafe { page::put_chain(page, head, tail, n) };
+            st.frees += u64::from(n);
+            st.remote_frees += u64::from(n);
+            if was_full || (empty && st.classes[class] != page) {
+                // SAFETY: the lock is held and `page` is formatted.
+                unsafe { fixup_locked(st, page, was_full) };
+            }
+        }
+        pg = next;
+    }
+}
+
+/// Frees small block `p` without its owner's lock: pushes it onto its page's thread-free
+/// list (and, if the list was empty, the page onto the owner's pending stack); the owner's
+/// lock holder puts it back later. Not in the hardened mode (the live bitmap is kept under
+/// the lock).
+///
+/// # Safety
+/// `p` is a live small block of this allocator, given up here.
+pub(crate) unsafe fn free_remote(p: *mut u8) {
+    debug_assert!(!crate::config::hardened());
+    let seg = page::segment_of(p);
+    let page = page::page_of(seg, p);
+    let words = page::remote_words(page);
+    // SAFETY: `p` is live, so its segment (and the page's words in page 0) is mapped.
+    let blocks = unsafe { &(*words).blocks };
+    // SAFETY: `p` is given up and at least 16 bytes: its first word holds the link.
+    let first = remote::push(blocks, p, |old| unsafe { p.cast::<*mut u8>().write(old) });
+    if first {
+        // SAFETY: the segment stays mapped: `p` is counted as used until a drain takes the
+        // page, which needs the push below first. `owner` never changes.
+        let owner = unsafe { (*seg).owner } as usize;
+        // SAFETY: as above.
+        let next = unsafe { &(*words).next };
+        remote::push(&arena(owner).pending.0, page.cast(), |old| {
+            next.store(old, Ordering::Relaxed)
+        });
+    }
 }
 
 /// Formats a page for `class`, puts it at the head of the class list and returns it.
@@ -345,6 +441,11 @@ pub(crate) unsafe fn free(p: *mut u8, current: usize) {
 #[cold]
 #[inline(never)]
 unsafe fn free_contended(arena: &Arena, p: *mut u8, owner: usize, current: usize) {
+    if !crate::config::hardened() {
+        // The lock is busy: no waiting, the holder (or the next) puts the block back.
+        // SAFETY: forwarded from the caller.
+        return unsafe { free_remote(p) };
+    }
     let st: *mut ArenaState = arena.acquire_contended();
     // SAFETY: the lock of the owner is held (the `&mut` from `acquire_contended` is not
     // used again) and the caller passes a live block of it.
@@ -437,6 +538,8 @@ pub(crate) struct SmallSnapshot {
 pub(crate) fn small_snapshot(index: usize) -> Option<SmallSnapshot> {
     let a = ARENAS.get(index)?;
     let st = a.acquire();
+    // SAFETY: the lock is held.
+    unsafe { drain_remote(a, st) };
     let mut out = SmallSnapshot {
         allocs: st.allocs,
         frees: st.frees,
@@ -476,7 +579,7 @@ pub(crate) fn take_chain(idx: usize, class: usize, n: u32) -> (*mut u8, *mut u8,
                 break;
             }
             // SAFETY: the lock is held.
-            page = unsafe { fresh_page(st, class, idx) };
+            page = unsafe { page_for(arena, st, class, idx) };
             if page.is_null() {
                 break;
             }
@@ -511,6 +614,8 @@ pub(crate) fn take_chain(idx: usize, class: usize, n: u32) -> (*mut u8, *mut u8,
 pub(crate) unsafe fn free_list(owner: usize, mut p: *mut u8, current: usize) {
     let arena = arena(owner);
     let st = arena.acquire();
+    // SAFETY: the lock is held.
+    unsafe { drain_remote(arena, st) };
     while !p.is_null() {
         // SAFETY: list links live in the blocks' first word.
         let next = unsafe { p.cast::<*mut u8>().read() };
@@ -570,6 +675,8 @@ pub(crate) fn trim() -> bool {
     let mut released = false;
     for a in &ARENAS {
         let st = a.acquire();
+        // SAFETY: the lock is held.
+        unsafe { drain_remote(a, st) };
         // Empty pages kept at the head of their class list become free pages first.
         for class in 0..NUM_CLASSES {
             let mut page = st.classes[class];
