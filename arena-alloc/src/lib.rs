@@ -145,7 +145,7 @@ impl ArenaAlloc {
 
     /// `allocate` for sizes above the table or alignments above 16.
     #[inline(never)]
-    fn allocate_uncached(&self, size: usize, align: usize) -> *mut u8 {
+    extern "C" fn allocate_uncached(&self, size: usize, align: usize) -> *mut u8 {
         if let Some(c) = class_for(size, align) {
             if c < tcache::CACHED_CLASSES {
                 if let Some(p) = tcache::cache_pop(c) {
@@ -175,7 +175,7 @@ impl ArenaAlloc {
 
     #[cold]
     #[inline(never)]
-    fn allocate_refill(&self, class: usize) -> *mut u8 {
+    extern "C" fn allocate_refill(&self, class: usize) -> *mut u8 {
         let n = self.heap_count();
         tcache::cache_refill(self.arena_index(), n, class)
     }
@@ -218,7 +218,7 @@ impl ArenaAlloc {
     /// # Safety
     /// `ptr` is a live small block of `class` owned by arena `owner`.
     #[inline(never)]
-    unsafe fn free_small_miss(&self, ptr: *mut u8, owner: usize, class: usize) {
+    unsafe extern "C" fn free_small_miss(&self, ptr: *mut u8, owner: usize, class: usize) {
         // SAFETY: forwarded from the caller.
         if unsafe { tcache::push_miss(ptr, owner, class) } {
             return;
@@ -232,7 +232,7 @@ impl ArenaAlloc {
     /// # Safety
     /// `ptr` is a live block of this allocator, not used afterwards.
     #[inline(never)]
-    unsafe fn free_to_arena(&self, ptr: *mut u8) {
+    unsafe extern "C" fn free_to_arena(&self, ptr: *mut u8) {
         let current = match self.fast_index() {
             Some(i) => i,
             None => self.arena_index(),

@@ -53,8 +53,10 @@ pub const fn bin_capacity(class: usize) -> u32 {
     }
 }
 
-const fn build_capacities() -> [u32; CACHED_CLASSES] {
-    let mut t = [0; CACHED_CLASSES];
+/// Every class has a bin slot; those of classes without a bin (`CACHED_CLASSES..`) never
+/// have room, so the free hit path needs no separate class check.
+const fn build_capacities() -> [u32; NUM_CLASSES] {
+    let mut t = [0; NUM_CLASSES];
     let mut c = 0;
     while c < CACHED_CLASSES {
         t[c] = bin_capacity(c);
@@ -63,7 +65,7 @@ const fn build_capacities() -> [u32; CACHED_CLASSES] {
     t
 }
 
-const CAPACITY: [u32; CACHED_CLASSES] = build_capacities();
+const CAPACITY: [u32; NUM_CLASSES] = build_capacities();
 
 const _: () = assert!(CACHED_CLASSES <= NUM_CLASSES && CACHE_MIN_BLOCKS >= 2);
 const _: () = assert!(class_size(CACHED_CLASSES - 1) == 16 << 10);
@@ -82,25 +84,26 @@ struct Bin {
     room: u32,
 }
 
-const fn empty_bins() -> [Bin; CACHED_CLASSES] {
+const fn empty_bins() -> [Bin; NUM_CLASSES] {
     let mut b = [Bin {
         head: ptr::null_mut(),
         room: 0,
-    }; CACHED_CLASSES];
+    }; NUM_CLASSES];
     let mut c = 0;
-    while c < CACHED_CLASSES {
+    while c < NUM_CLASSES {
         b[c].room = CAPACITY[c];
         c += 1;
     }
     b
 }
 
-const EMPTY_BINS: [Bin; CACHED_CLASSES] = empty_bins();
+const EMPTY_BINS: [Bin; NUM_CLASSES] = empty_bins();
 
 struct ThreadCache {
-    bins: [Bin; CACHED_CLASSES],
-    /// Arena whose blocks this cache holds (`NO_ARENA` from `register` to the first
-    /// refill; meaningless while unregistered).
+    bins: [Bin; NUM_CLASSES],
+    /// Arena whose blocks this cache holds: `NO_ARENA` from `register` to the first
+    /// refill and whenever the cache is off, so that `cache_push` needs no state check
+    /// (0 while unregistered, when every bin has no room).
     arena: usize,
     state: u8,
 }
@@ -120,7 +123,7 @@ const UNUSED_CACHE: ThreadCache = ThreadCache {
     bins: [Bin {
         head: ptr::null_mut(),
         room: 0,
-    }; CACHED_CLASSES],
+    }; NUM_CLASSES],
     arena: 0,
     state: CACHE_UNREGISTERED,
 };
@@ -240,10 +243,14 @@ pub(crate) unsafe fn cache_push(p: *mut u8, owner: usize, class: usize) -> bool 
     };
     // SAFETY: this thread's own cache (see `cache_pop`).
     let tc = unsafe { &mut *tcp };
-    if tc.state != CACHE_ACTIVE || tc.arena != owner || class >= CACHED_CLASSES {
+    // No state check: only an active cache has an arena and bins with room (see
+    // `ThreadCache::arena`); no class check: bins of uncached classes have no room.
+    if tc.arena != owner {
         return false;
     }
-    let bin = &mut tc.bins[class];
+    debug_assert!(class < NUM_CLASSES);
+    // SAFETY: `class` is a formatted page's class, below NUM_CLASSES.
+    let bin = unsafe { tc.bins.get_unchecked_mut(class) };
     if bin.room == 0 {
         return false;
     }
@@ -403,6 +410,8 @@ unsafe fn register(tcp: *mut ThreadCache) {
         // Hardened: no cache, every block goes through its arena (and its bitmap).
         // SAFETY: forwarded from the caller.
         unsafe { (*tcp).state = CACHE_OFF };
+        // SAFETY: as above.
+        unsafe { (*tcp).arena = NO_ARENA };
         return;
     }
     let key = CACHE_KEY.load(Ordering::Acquire);
@@ -463,6 +472,8 @@ extern "C" fn cache_exit(tcp: *mut libc::c_void) {
     unsafe { (*tcp).state = CACHE_OFF };
     // SAFETY: as above.
     unsafe { flush(tcp) };
+    // SAFETY: as above. Off: no arena, so `cache_push` takes nothing more.
+    unsafe { (*tcp).arena = NO_ARENA };
 }
 
 /// Creates the cache key (from `ensure_ready`, with no lock held).
@@ -480,12 +491,9 @@ pub fn flush_thread_cache() {
     if let Some(tcp) = cache_ptr() {
         // SAFETY: this thread's own cache.
         unsafe { flush(tcp) };
-        // SAFETY: as above.
-        let active = unsafe { (*tcp).state } == CACHE_ACTIVE;
-        if active {
-            // SAFETY: as above; the bins are empty now.
-            unsafe { (*tcp).arena = NO_ARENA };
-        }
+        // SAFETY: as above; the bins are empty now (with room: only an active cache may
+        // have an arena, see `ThreadCache::arena`).
+        unsafe { (*tcp).arena = NO_ARENA };
     }
 }
 

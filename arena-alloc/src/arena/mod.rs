@@ -407,7 +407,8 @@ unsafe fn fresh_page(st: &mut ArenaState, class: usize, idx: usize) -> *mut Page
     page
 }
 
-/// Frees block `p` (small or huge). `current` is the caller's arena index, for the
+/// Frees block `p` (small or huge; a pointer into a small page that does not start a block
+/// aborts). `current` is the caller's arena index, for the
 /// remote-free statistic.
 ///
 /// # Safety
@@ -425,6 +426,10 @@ pub(crate) unsafe fn free(p: *mut u8, current: usize) {
     if unsafe { (*seg).kind } != KIND_SMALL {
         // SAFETY: the header is mapped and says the block is not small.
         return unsafe { huge::free(seg, p, current) };
+    }
+    // SAFETY: `p` is live or points into a live block of this formatted page.
+    if !unsafe { page::is_block_start(page::page_of(seg, p), p) } {
+        huge::invalid_free("free(): invalid pointer (not the start of a block)", p);
     }
     // SAFETY: as above; `owner` never changes.
     let owner = unsafe { (*seg).owner } as usize;
@@ -739,9 +744,10 @@ unsafe fn unlink_segment(st: &mut ArenaState, seg: *mut SegmentHeader) {
     }
 }
 
-/// Owner arena and class of `p` if it is a small block. A pointer into a small page that
-/// is not the start of one of its blocks (`free(p + 16)`) is reported and the process
-/// aborts: accepted, it would be handed out again overlapping a live block.
+/// Owner arena and class of `p` if it is a small block that starts a block; `None` for a
+/// huge block and for a pointer into a small page that is not the start of one of its
+/// blocks (`free(p + 16)`), which [`free`] then reports before it aborts the process:
+/// accepted, it would be handed out again overlapping a live block.
 ///
 /// # Safety
 /// `p` is a live block of this allocator (or a pointer into one: then this aborts).
@@ -756,7 +762,9 @@ pub(crate) unsafe fn small_owner_class(p: *mut u8) -> Option<(usize, usize)> {
     let page = page::page_of(seg, p);
     // SAFETY: the page holds `p`'s block, so it is formatted and stays so.
     if !unsafe { page::is_block_start(page, p) } {
-        huge::invalid_free("free(): invalid pointer (not the start of a block)", p);
+        // Reported by `free` (the general path checks again): no call here, so the hit
+        // path of `free` saves no register.
+        return None;
     }
     // SAFETY: `class` is not written while a block of the page is live.
     let class = unsafe { (*page).class } as usize;
