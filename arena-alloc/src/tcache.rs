@@ -364,13 +364,20 @@ pub(crate) fn cache_refill(cpu_idx: usize, heap_count: usize, class: usize) -> *
     }
     // Blocks of the previous arena go home before the cache switches arenas.
     // SAFETY: as above.
-    if unsafe { (*tcp).arena } != idx {
+    let switched = unsafe { (*tcp).arena } != idx;
+    if switched {
         // SAFETY: as above.
         unsafe { flush_bins(tcp) };
         // SAFETY: as above.
         unsafe { (*tcp).arena = idx };
     }
-    let (first, last, count) = arena::take_chain(idx, class, refill_count(class));
+    // A refill drains the arena's pending remote frees (so their memory is reused before
+    // more is touched), except the first one from an arena: the blocks this thread has
+    // just freed to it are typically blocks another thread allocated and handed over
+    // (Hoard's cache-scratch); drained now, this very refill would hand them straight
+    // back, putting this thread's objects on that thread's cache lines (passive false
+    // sharing, `tests/handoff.rs`).
+    let (first, last, count) = arena::take_chain(idx, class, refill_count(class), !switched);
     if count == 0 {
         // Not ready yet (fork handlers) or out of memory: the general path handles both.
         return alloc_small(idx, class);

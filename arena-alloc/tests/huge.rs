@@ -13,6 +13,7 @@ static GLOBAL: Counting = Counting::new(arena_alloc::ArenaAlloc::new());
 fn scenario() {
     let before = snapshot(&GLOBAL);
     // First, while the huge heap is empty.
+    grown_in_place_then_zeroed();
     cache_reuse();
     // A growing Vec goes through the mremap path many times.
     let mut v: Vec<u64> = Vec::new();
@@ -67,6 +68,41 @@ fn scenario() {
     let s = arena_alloc::total_stats();
     assert!(s.huge_allocations > before.stats.huge_allocations);
     assert_no_leak(&GLOBAL, &before);
+}
+
+/// A span block grown in place within its segment (128 KiB + 1 to 3 MiB), filled, freed:
+/// the next zeroed block placed on that memory must read as zeros. (Growth that kept the
+/// segment count once left the dirty accounting at the old size, so `alloc_zeroed`
+/// cleared only the first 192 KiB.)
+fn grown_in_place_then_zeroed() {
+    let small = Layout::from_size_align(SMALL_MAX + 1, 16).unwrap();
+    let big = 3 << 20;
+    for _ in 0..4 {
+        // SAFETY: non-zero size.
+        let p = unsafe { GLOBAL.alloc_zeroed(small) };
+        assert!(!p.is_null());
+        // SAFETY: live block of `small`'s layout; non-zero new size.
+        let q = unsafe { GLOBAL.realloc(p, small, big) };
+        assert!(!q.is_null());
+        // SAFETY: `q` has `big` bytes.
+        unsafe { q.write_bytes(0x5A, big) };
+        let grown = Layout::from_size_align(big, 16).unwrap();
+        // SAFETY: live block of this layout.
+        unsafe { GLOBAL.dealloc(q, grown) };
+        // SAFETY: non-zero size.
+        let z = unsafe { GLOBAL.alloc_zeroed(grown) };
+        assert!(!z.is_null());
+        // SAFETY: `z` has `big` bytes.
+        let bytes = unsafe { std::slice::from_raw_parts(z, big) };
+        assert!(
+            bytes.iter().all(|&b| b == 0),
+            "alloc_zeroed returned {} non-zero bytes (first at {:?}) after an in-place growth",
+            bytes.iter().filter(|&&b| b != 0).count(),
+            bytes.iter().position(|&b| b != 0)
+        );
+        // SAFETY: live block of this layout.
+        unsafe { GLOBAL.dealloc(z, grown) };
+    }
 }
 
 /// Every power-of-two alignment from 16 B to 32 segments, through `alloc`, `alloc_zeroed`

@@ -40,7 +40,7 @@ pub const MAX_REGIONS: usize = 64;
 /// Largest span, in segments: blocks needing more are mapped directly (64 MiB).
 pub const SPAN_MAX_SEGMENTS: usize = 16;
 /// Dirty (resident) bytes of freed spans that are always kept for reuse.
-pub const SPAN_RETAIN_MIN: usize = 16 << 20;
+pub const SPAN_RETAIN_MIN: usize = 2 << 20;
 /// Beyond [`SPAN_RETAIN_MIN`], freed spans stay dirty up to the bytes of live huge blocks
 /// divided by this (1: as many free dirty bytes as live ones, about what glibc's heap
 /// keeps; with 1/4, mimalloc-bench's malloc-large faulted 13x more often).
@@ -656,9 +656,9 @@ pub(crate) unsafe fn resize(
     if k_new > SPAN_MAX_SEGMENTS {
         return None;
     }
-    if k_new == k {
-        return Some(p);
-    }
+    // (No early return when the span keeps its segment count: a block that grows within
+    // its last segment makes more of it dirty, and the accounting must say so, or a later
+    // `alloc_zeroed` placed there would skip clearing those bytes.)
     let ri = region as usize;
     if k_new < k {
         // SAFETY: the header is the block holder's to write.
@@ -671,7 +671,8 @@ pub(crate) unsafe fn resize(
         });
         return Some(p);
     }
-    // Grow into the free segments right after the span, if there are enough.
+    // Grow into the free segments right after the span, if there are enough (none when
+    // `k_new == k`: then only the last segment's dirty extent may grow).
     with_heap(|h| {
         let start = (seg.addr() - h.regions[ri].base.addr()) / SEGMENT_SIZE;
         // (Checked first: a span that ends the region has nothing after it to grow into,
@@ -906,6 +907,8 @@ mod tests {
         assert_eq!(h.regions[0].used, 0b11);
         assert_eq!(h.regions[0].dirty[..2], [64, 17]);
         assert_eq!(h.live_dirty, 81 * DIRTY_UNIT);
+        // 8 MiB of other live huge memory (a direct mapping): the budget keeps the 5 MiB.
+        h.direct_bytes = 8 << 20;
         assert!(release_or_defer(&mut h, 0, 0, 2));
         assert_eq!(h.live_dirty, 0);
         assert_eq!(h.regions[0].used, 0);

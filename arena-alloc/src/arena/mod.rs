@@ -569,13 +569,17 @@ pub(crate) fn small_snapshot(index: usize) -> Option<SmallSnapshot> {
 }
 
 /// Takes up to `n` (>= 1) blocks of class `class` from arena `idx` under one acquisition of
-/// its lock, as a chain linked through their first words: (first, last, count), the last
+/// its lock (first draining its pending remote frees if `drain`), as a chain linked through their first words: (first, last, count), the last
 /// block's link unset; count 0 (and nulls) when the fork handlers are not registered yet
 /// or memory runs out before the first block. Free lists are cut, not walked block by
 /// block into a new list, and never-used blocks are linked from the bump pointer.
-pub(crate) fn take_chain(idx: usize, class: usize, n: u32) -> (*mut u8, *mut u8, u32) {
+pub(crate) fn take_chain(idx: usize, class: usize, n: u32, drain: bool) -> (*mut u8, *mut u8, u32) {
     let arena = arena(idx);
     let st = arena.acquire();
+    if drain {
+        // SAFETY: the lock is held.
+        unsafe { drain_remote(arena, st) };
+    }
     let (mut first, mut last, mut count) = (ptr::null_mut::<u8>(), ptr::null_mut::<u8>(), 0);
     while count < n {
         let mut page = st.classes[class];
