@@ -443,6 +443,11 @@ impl LeanCString {
     pub fn clear(&mut self) {
         self.repr.clear();
     }
+
+    #[cfg(feature = "zeroize")]
+    pub(crate) fn storage_for_zeroing(&mut self) -> Option<&mut [core::mem::MaybeUninit<u8>]> {
+        self.repr.storage_for_zeroing()
+    }
 }
 
 impl Clone for LeanCString {

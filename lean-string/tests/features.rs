@@ -69,3 +69,36 @@ fn zeroize_empties_and_keeps_shared_buffers_intact() {
     st.zeroize();
     assert_eq!(st, "");
 }
+
+#[cfg(feature = "zeroize")]
+#[test]
+fn zeroize_c_string_empties_and_keeps_shared_buffers_intact() {
+    use lean_string::LeanCString;
+    use zeroize::Zeroize;
+    let mut full_inline = LeanCString::from_str_checked("fifteen bytes!!").unwrap();
+    assert!(!full_inline.is_heap_allocated());
+    full_inline.zeroize();
+    assert_eq!(
+        (full_inline.as_str(), full_inline.as_c_str().to_bytes()),
+        ("", &b""[..])
+    );
+    full_inline.push_str("again").unwrap();
+    assert_eq!(full_inline.as_c_str().to_bytes_with_nul(), b"again\0");
+    let mut heap = LeanCString::from_str_checked("a secret longer than the inline limit").unwrap();
+    heap.zeroize();
+    assert_eq!(heap.as_c_str().to_bytes_with_nul(), b"\0");
+    assert!(heap.is_heap_allocated(), "the buffer is kept, zeroed");
+    heap.push_str("reused").unwrap();
+    assert_eq!(heap.as_c_str().to_bytes_with_nul(), b"reused\0");
+    let mut shared = LeanCString::from_str_checked("a shared secret longer than sixteen").unwrap();
+    let other = shared.clone();
+    shared.zeroize();
+    assert_eq!(
+        (shared.as_str(), other.as_str()),
+        ("", "a shared secret longer than sixteen")
+    );
+    assert_eq!(other.as_c_str().to_bytes().len(), 35);
+    let mut st = LeanCString::from_static_c_str(c"a static secret longer than sixteen").unwrap();
+    st.zeroize();
+    assert_eq!(st.as_str(), "");
+}
