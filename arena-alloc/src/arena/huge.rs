@@ -680,7 +680,12 @@ pub(crate) unsafe fn resize(
         if start + k_new > REGION_SEGMENTS {
             return None;
         }
-        let extra = low_bits(k_new - k) << (start + k);
+        // (No shift when the count is unchanged: `start + k` may be 64 then.)
+        let extra = if k_new > k {
+            low_bits(k_new - k) << (start + k)
+        } else {
+            0
+        };
         if h.regions[ri].used & extra != 0 {
             return None;
         }
