@@ -13,8 +13,8 @@ use crate::cell::host::{Family, HostBox, HostCall};
 use crate::cell::literal::Literal;
 use crate::cell::root::Root;
 use crate::cell::{
-    self, CollectStats, FinalizationRegistry, HeapShared, NativeFn, Obj, TAG_ARRAY, TAG_FUNCTION,
-    Value, WeakMap, WeakRef,
+    self, CollectStats, FinalizationRegistry, HeapShared, NativeFn, Obj, Symbol, TAG_ARRAY,
+    TAG_FUNCTION, Value, WeakMap, WeakRef,
 };
 use crate::error::Error;
 use crate::key::{Key, PropertyKey};
@@ -31,6 +31,8 @@ pub struct HeapStats {
     pub chunks: usize,
     /// Shapes alive (the empty shape and the dictionary-mode shape included).
     pub shapes: usize,
+    /// Symbols alive (not freed by a collection yet).
+    pub symbols: usize,
     /// Collections run.
     pub collections: u64,
     /// The last collection.
@@ -182,6 +184,7 @@ impl Heap {
             cells_allocated: self.shared.cells_allocated.load(Ordering::Relaxed),
             chunks: self.shared.slab.chunk_count(),
             shapes: self.shared.shapes.len(),
+            symbols: cell::symbol::count(&self.shared),
             collections: self.collections,
             last: self.last,
         }
@@ -340,6 +343,13 @@ impl<'h> Mutator<'h> {
             ran += 1;
         }
         Ok(ran)
+    }
+
+    /// A new symbol, unique, with an optional description (see [`Symbol`]). Errors:
+    /// allocation failure.
+    pub fn symbol(&mut self, description: Option<&str>) -> Result<Symbol<'h>, Error> {
+        let d = description.map(Key::new);
+        cell::symbol::alloc_symbol(self.shared(), &mut self.cache, d)
     }
 
     /// A new native function object (usable as getter or setter).

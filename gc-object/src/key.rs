@@ -1,7 +1,9 @@
 //! Interned property names and property keys.
 //!
 //! Names are interned once per process and never freed (like a JS engine's atoms), so a
-//! [`Key`] is a plain 32-bit id that is valid in every heap and on every thread.
+//! [`Key`] is a plain 32-bit id that is valid in every heap and on every thread. A
+//! symbol's key is a `Key` too: an id with the [`SYMBOL_BIT`] set, unique in the process
+//! and never reused (the symbol itself is a heap cell, see `Symbol`).
 
 use std::collections::HashMap;
 use std::fmt;
@@ -38,18 +40,18 @@ impl Key {
     /// Interns `name` (idempotent: the same text always gives the same key).
     ///
     /// # Panics
-    /// If more than `2^32 - 1` distinct names are interned.
+    /// If more than `2^30` distinct names are interned.
     pub fn new(name: &str) -> Key {
         with_interner(|i| {
             if let Some(&id) = i.ids.get(name) {
                 return Key(id);
             }
-            // Below `INDEX_LIKE - 1`, so that no tagged id is `u32::MAX`, which
-            // dictionaries use to mark a deleted entry.
+            // Below `SYMBOL_BIT`, so that no tagged id is `u32::MAX` (which dictionaries use
+            // to mark a deleted entry) and names and symbols never share an id.
             let n = u32::try_from(i.names.len())
                 .ok()
-                .filter(|&n| n < INDEX_LIKE - 1)
-                .expect("gc-object: more than 2^31 - 1 interned names");
+                .filter(|&n| n < SYMBOL_BIT)
+                .expect("gc-object: more than 2^30 interned names");
             let id = if index_like(name) { n | INDEX_LIKE } else { n };
             // Interned names are immortal by design: the leak is the intern table.
             let leaked: &'static str = Box::leak(name.to_owned().into_boxed_str());
@@ -59,9 +61,25 @@ impl Key {
         })
     }
 
-    /// The interned text.
+    /// The interned text (`"Symbol()"` for a symbol's key: its description is on the
+    /// symbol).
     pub fn as_str(self) -> &'static str {
+        if self.is_symbol() {
+            return "Symbol()";
+        }
         with_interner(|i| i.names[(self.0 & !INDEX_LIKE) as usize])
+    }
+
+    /// Is this a symbol's key (not a name)?
+    #[inline]
+    pub fn is_symbol(self) -> bool {
+        self.0 & SYMBOL_BIT != 0
+    }
+
+    /// The key of symbol number `n` (`n < SYMBOL_BIT`).
+    pub(crate) fn symbol(n: u32) -> Key {
+        debug_assert!(n < SYMBOL_BIT);
+        Key(n | SYMBOL_BIT)
     }
 
     /// Is the text a canonical array index (`"0"`, `"17"`)? Known without the intern
@@ -93,6 +111,10 @@ impl Key {
 /// Id bit of a name whose text is a canonical array index (such a name is the index in
 /// every object operation: [`PropertyKey::canonical`]).
 const INDEX_LIKE: u32 = 1 << 31;
+
+/// Id bit of a symbol's key. Names have ids below it, so at most `2^30` names can be
+/// interned and `2^30` symbols made per process.
+pub const SYMBOL_BIT: u32 = 1 << 30;
 
 /// Would `text` parse as an array index?
 fn index_like(text: &str) -> bool {
@@ -188,6 +210,7 @@ impl fmt::Display for PropertyKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             PropertyKey::Index(i) => write!(f, "{i}"),
+            PropertyKey::Name(k) if k.is_symbol() => write!(f, "Symbol(#{})", k.0 & !SYMBOL_BIT),
             PropertyKey::Name(k) => write!(f, "{k}"),
         }
     }

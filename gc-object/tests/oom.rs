@@ -543,3 +543,21 @@ fn finalization_registry_callback_cell_and_tables() {
     );
     assert_eq!(fails, 5);
 }
+
+#[test]
+fn symbol_cell() {
+    // The first symbol of a mutator needs a chunk of its class: one allocation that can
+    // fail; a symbol key then costs what a name key does.
+    let fails = inject(
+        "symbol",
+        |m| m.object().unwrap(),
+        |m, o| {
+            let s = m.symbol(Some("d"))?;
+            let t = m.object()?;
+            t.set(s.key(), o.value())?;
+            assert_eq!(t.get(s.key())?, o.value());
+            Ok(())
+        },
+    );
+    assert_eq!(fails, 1);
+}

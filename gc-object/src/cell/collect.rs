@@ -3,14 +3,16 @@
 use core::ptr::NonNull;
 
 use super::layout::{
-    CELL_KIND_FIN_REGISTRY, CELL_KIND_OBJECT, CELL_KIND_WEAK_MAP, CELL_KIND_WEAK_REF, cell_kind,
+    CELL_KIND_FIN_REGISTRY, CELL_KIND_OBJECT, CELL_KIND_SYMBOL, CELL_KIND_WEAK_MAP,
+    CELL_KIND_WEAK_REF, cell_kind,
 };
 use super::shared::{CollectStats, HeapShared};
 use super::{
     OBJECT_CLASS, Obj, ObjectCell, Shape, Value, Word, ephemeron, finalize, finreg, init_object,
-    trace, weak,
+    symbol, trace, weak,
 };
 use crate::error::Error;
+use crate::key::Key;
 use crate::slab::{LocalCache, RawAlloc, Slab};
 use crate::sync::lock;
 
@@ -48,6 +50,8 @@ pub(crate) struct MarkStack {
     weak: Vec<NonNull<u8>>,
     maps: Vec<NonNull<u8>>,
     regs: Vec<NonNull<u8>>,
+    /// Symbol keys of live objects (their symbols are marked after tracing).
+    symbols: Vec<Key>,
 }
 
 impl MarkStack {
@@ -57,6 +61,7 @@ impl MarkStack {
         self.weak.clear();
         self.maps.clear();
         self.regs.clear();
+        self.symbols.clear();
     }
 
     /// Marks `cell`, and queues it for tracing if it was not marked; whether it was new.
@@ -80,6 +85,7 @@ impl MarkStack {
             weak,
             maps,
             regs,
+            symbols,
         } = self;
         while let Some(cell) = cells.pop() {
             stats.marked += 1;
@@ -111,6 +117,8 @@ impl MarkStack {
                     unsafe { finreg::visit_held(cell.cast(), &mut held) };
                     continue;
                 }
+                // A symbol references nothing.
+                CELL_KIND_SYMBOL => continue,
                 kind => debug_assert_eq!(kind, CELL_KIND_OBJECT),
             }
             let mut visit = |child: NonNull<ObjectCell>| {
@@ -122,7 +130,7 @@ impl MarkStack {
             };
             // SAFETY: `cell` is a live object cell of this heap (reached from a root);
             // exclusive.
-            unsafe { trace(cell, raw, &mut visit) };
+            unsafe { trace(cell, raw, &mut visit, &mut |k| symbols.push(k)) };
         }
     }
 }
@@ -205,6 +213,17 @@ pub(crate) fn collect(heap: &mut HeapShared, stack: &mut MarkStack) -> CollectSt
         }
         stack.drain(raw, &mut stats);
     }
+    // Symbols that are keys of live objects (a symbol traces nothing, so marking them last
+    // marks nothing else).
+    for k in stack.symbols.drain(..) {
+        // SAFETY: exclusive access.
+        if let Some(c) = unsafe { symbol::cell_of_key(heap, k) } {
+            // SAFETY: a live symbol cell of this heap; exclusive access.
+            if unsafe { Slab::mark(c) } {
+                stats.marked += 1;
+            }
+        }
+    }
     // Every live cell is marked now.
     for map in stack.maps.drain(..) {
         // SAFETY: a live (marked) weak-map cell; exclusive access after marking.
@@ -220,6 +239,8 @@ pub(crate) fn collect(heap: &mut HeapShared, stack: &mut MarkStack) -> CollectSt
             stats.weak_cleared += 1;
         }
     }
+    // SAFETY: exclusive access, after marking.
+    stats.symbols_freed = unsafe { symbol::sweep(heap) };
     // SAFETY: exclusive access; every live object was traced, which marked its shape.
     stats.shapes_freed = unsafe { heap.shapes.sweep() } as u64;
     let mut with_side = 0u64;

@@ -69,6 +69,8 @@ pub(crate) const CELL_KIND_WEAK_REF: u8 = 2;
 pub(crate) const CELL_KIND_WEAK_MAP: u8 = 3;
 /// A finalization registry (`finreg.rs`).
 pub(crate) const CELL_KIND_FIN_REGISTRY: u8 = 4;
+/// A symbol (`symbol.rs`).
+pub(crate) const CELL_KIND_SYMBOL: u8 = 5;
 
 /// The kind byte of a cell.
 ///

@@ -257,6 +257,12 @@ impl Shape {
 
     /// Marks this shape and its ancestors (collector only: exclusive access to the heap).
     pub(crate) fn mark(&self) {
+        self.mark_with(&mut |_| {});
+    }
+
+    /// [`Shape::mark`], calling `symbol` with the own key of every newly marked shape that
+    /// is a symbol's (so the collector keeps the symbols of live shapes).
+    pub(crate) fn mark_with(&self, symbol: &mut dyn FnMut(Key)) {
         let mut s: *const Shape = self;
         while !s.is_null() {
             // SAFETY: ancestors of a live shape are alive (a sweep frees only unmarked
@@ -264,6 +270,12 @@ impl Shape {
             let r = unsafe { &*s };
             if r.marked.swap(true, unmodeled::Ordering::Relaxed) {
                 return;
+            }
+            if let Some(k) = r.keys().last()
+                && let k = Key::from_raw(k.load(unmodeled::Ordering::Relaxed))
+                && k.is_symbol()
+            {
+                symbol(k);
             }
             s = r.parent;
         }

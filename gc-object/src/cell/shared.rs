@@ -7,6 +7,7 @@ use std::sync::Arc;
 use super::finreg::PendingList;
 use super::root::RootTable;
 use super::shape::ShapeTable;
+use super::symbol::SymbolTable;
 use crate::error::Error;
 use crate::slab::{RawAlloc, Slab};
 use crate::sync::{AtomicU64, Mutex};
@@ -31,6 +32,8 @@ pub(crate) struct HeapShared {
     pub(crate) cells_allocated: AtomicU64,
     /// Finalization registries with registrations waiting for their callback (`finreg`).
     pub(crate) pending: Mutex<PendingList>,
+    /// The live symbols, by number (`symbol`).
+    pub(crate) symbols: Mutex<SymbolTable>,
 }
 
 impl HeapShared {
@@ -45,6 +48,7 @@ impl HeapShared {
             proto_lock: Mutex::new(()),
             cells_allocated: AtomicU64::new(0),
             pending: Mutex::new(PendingList::default()),
+            symbols: Mutex::new(SymbolTable::default()),
         });
         let owner: *const HeapShared = Arc::as_ptr(&shared);
         Arc::get_mut(&mut shared)
@@ -79,4 +83,6 @@ pub struct CollectStats {
     /// Finalization-registry registrations whose target this collection freed: their
     /// callbacks are queued for [`Heap::run_finalizers`](crate::Heap::run_finalizers).
     pub finalizers_queued: u64,
+    /// Symbols freed: neither reachable as values nor keys of live objects.
+    pub symbols_freed: u64,
 }

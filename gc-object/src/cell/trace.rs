@@ -7,7 +7,7 @@ use super::side::{StorageState, block_items, free_block};
 use super::{
     AtomicWord, INLINE_SLOTS, Obj, ObjectCell, SIDE_DICT, SIDE_ENTRIES, Shape, Value, Word,
 };
-use crate::key::PropertyKey;
+use crate::key::{Key, PropertyKey};
 use crate::slab;
 use crate::sync::Ordering;
 
@@ -50,8 +50,10 @@ fn clear_accessor_slots(obj: Obj<'_>, shape: &Shape) {
     }
 }
 
-/// Calls `visit` on every value word an object references, marks its shape, and frees its
-/// retired blocks (and, in dictionary mode, the external slots of its shape-mode past).
+/// Calls `visit` on every value word an object references, marks its shape, calls
+/// `symbol` on the symbol keys of its properties (those of newly marked shapes, and of its
+/// dictionary), and frees its retired blocks (and, in dictionary mode, the external slots
+/// of its shape-mode past).
 ///
 /// # Safety
 /// `cell` is a live object cell; the caller has exclusive access to its heap.
@@ -59,6 +61,7 @@ pub(crate) unsafe fn trace(
     cell: NonNull<ObjectCell>,
     raw: &dyn slab::RawAlloc,
     visit: &mut dyn FnMut(NonNull<ObjectCell>),
+    symbol: &mut dyn FnMut(Key),
 ) {
     // SAFETY: live (contract).
     let c = unsafe { cell.as_ref() };
@@ -78,7 +81,7 @@ pub(crate) unsafe fn trace(
     let shape = c.shape.load(Ordering::Relaxed);
     // SAFETY: the shape of a live object belongs to its heap, which outlives this call.
     let shape = unsafe { &*shape };
-    shape.mark();
+    shape.mark_with(symbol);
     // SAFETY: live (contract).
     let obj = unsafe { Obj::from_cell(cell) };
     if c.side.load(Ordering::Relaxed) & SIDE_ENTRIES != 0 {
@@ -97,7 +100,16 @@ pub(crate) unsafe fn trace(
             unsafe { free_block(raw, b) };
         }
     }
-    for d in [obj.names(), obj.sparse()].into_iter().flatten() {
+    if let Some(d) = obj.names() {
+        d.for_each_locked(|_, k, w| {
+            let k = Key::from_raw(k);
+            if k.is_symbol() {
+                symbol(k);
+            }
+            word(w)
+        });
+    }
+    if let Some(d) = obj.sparse() {
         d.for_each_locked(|_, _, w| word(w));
     }
     if let Some(b) = NonNull::new(s.slots.load(Ordering::Relaxed)) {
@@ -168,7 +180,7 @@ mod tests {
     fn traced(o: Obj<'_>, raw: &dyn slab::RawAlloc) -> Vec<NonNull<ObjectCell>> {
         let mut seen = Vec::new();
         // SAFETY: a live cell; the test has the heap to itself.
-        unsafe { trace(o.cell_ptr(), raw, &mut |c| seen.push(c)) };
+        unsafe { trace(o.cell_ptr(), raw, &mut |c| seen.push(c), &mut |_| {}) };
         seen.sort();
         seen
     }

@@ -579,16 +579,16 @@ impl<'h> Obj<'h> {
             keys.push(PropertyKey::Name(length_key()));
         }
         let shape = self.shape();
-        if shape.is_dict() {
+        let names: Vec<Key> = if shape.is_dict() {
             let d = self.names().expect("dictionary mode without a dictionary");
-            keys.extend(
-                d.keys()
-                    .into_iter()
-                    .map(|id| PropertyKey::Name(Key::from_raw(id))),
-            );
+            d.keys().into_iter().map(Key::from_raw).collect()
         } else {
-            keys.extend(shape.keys_in_order().map(PropertyKey::Name));
-        }
+            shape.keys_in_order().collect()
+        };
+        // Strings, then symbols, each in creation order (OrdinaryOwnPropertyKeys).
+        let (strings, symbols): (Vec<Key>, Vec<Key>) =
+            names.into_iter().partition(|k| !k.is_symbol());
+        keys.extend(strings.into_iter().chain(symbols).map(PropertyKey::Name));
         Ok(keys)
     }
 
