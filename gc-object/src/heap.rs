@@ -13,8 +13,8 @@ use crate::cell::host::{Family, HostBox, HostCall};
 use crate::cell::literal::Literal;
 use crate::cell::root::Root;
 use crate::cell::{
-    self, CollectStats, FinalizationRegistry, HeapShared, NativeFn, Obj, Symbol, TAG_ARRAY,
-    TAG_FUNCTION, Value, WeakMap, WeakRef,
+    self, CollectStats, FinalizationRegistry, HeapShared, HeapString, NativeFn, Obj, Symbol,
+    TAG_ARRAY, TAG_FUNCTION, Value, WeakMap, WeakRef,
 };
 use crate::error::Error;
 use crate::key::{Key, PropertyKey};
@@ -345,11 +345,25 @@ impl<'h> Mutator<'h> {
         Ok(ran)
     }
 
-    /// A new symbol, unique, with an optional description (see [`Symbol`]). Errors:
-    /// allocation failure.
+    /// A new symbol, unique, with an optional description (see [`Symbol`]; the description
+    /// is interned). Errors: allocation failure, a new description past the bound on
+    /// interned names ([`MAX_INTERNED_BYTES`](crate::MAX_INTERNED_BYTES)).
     pub fn symbol(&mut self, description: Option<&str>) -> Result<Symbol<'h>, Error> {
-        let d = description.map(Key::new);
+        let d = match description {
+            Some(d) => Some(Key::try_new(d).ok_or(Error::Unsupported(
+                "a symbol description past the bound on interned names",
+            ))?),
+            None => None,
+        };
         cell::symbol::alloc_symbol(self.shared(), &mut self.cache, d)
+    }
+
+    /// A new string value holding a copy of `text` (see [`HeapString`]): a heap cell,
+    /// freed by the collection after it became unreachable (unlike an interned [`Key`]).
+    /// Errors: allocation failure, a text longer than
+    /// [`MAX_STRING_BYTES`](crate::MAX_STRING_BYTES).
+    pub fn string(&mut self, text: &str) -> Result<HeapString<'h>, Error> {
+        cell::string::alloc_string(self.shared(), &mut self.cache, text)
     }
 
     /// A new native function object (usable as getter or setter).

@@ -1,7 +1,8 @@
 //! Interned property names and property keys.
 //!
 //! Names are interned once per process and never freed (like a JS engine's atoms), so a
-//! [`Key`] is a plain 32-bit id that is valid in every heap and on every thread. A
+//! [`Key`] is a plain 32-bit id that is valid in every heap and on every thread; their
+//! total is bounded instead ([`MAX_INTERNED_NAMES`], [`MAX_INTERNED_BYTES`]). A
 //! symbol's key is a `Key` too: an id with the [`SYMBOL_BIT`] set, unique in the process
 //! and never reused (the symbol itself is a heap cell, see `Symbol`).
 
@@ -16,7 +17,19 @@ pub struct Key(u32);
 struct Interner {
     ids: HashMap<&'static str, u32>,
     names: Vec<&'static str>,
+    /// Total length of `names`.
+    bytes: usize,
 }
+
+/// The most names one process interns ([`Key::new`] panics, [`Key::try_new`] fails past
+/// it): ids are below [`SYMBOL_BIT`].
+pub const MAX_INTERNED_NAMES: usize = SYMBOL_BIT as usize;
+
+/// The most bytes of name text one process interns. Names are never freed (a `Key` is a
+/// plain id, valid in every heap), so their total is bounded instead; text that keeps
+/// changing belongs in string values ([`Mutator::string`](crate::Mutator::string)), which
+/// the collector frees.
+pub const MAX_INTERNED_BYTES: usize = 1 << 28;
 
 fn interner() -> &'static Mutex<Interner> {
     static INTERNER: OnceLock<Mutex<Interner>> = OnceLock::new();
@@ -24,6 +37,7 @@ fn interner() -> &'static Mutex<Interner> {
         Mutex::new(Interner {
             ids: HashMap::new(),
             names: Vec::new(),
+            bytes: 0,
         })
     })
 }
@@ -40,25 +54,50 @@ impl Key {
     /// Interns `name` (idempotent: the same text always gives the same key).
     ///
     /// # Panics
-    /// If more than `2^30` distinct names are interned.
+    /// If the name is new and interning it would pass the bound on names
+    /// ([`MAX_INTERNED_NAMES`] names, [`MAX_INTERNED_BYTES`] bytes of text); use
+    /// [`Key::try_new`] to get `None` instead.
     pub fn new(name: &str) -> Key {
+        Key::try_new(name).unwrap_or_else(|| {
+            panic!(
+                "gc-object: interning {} more bytes passes the bound on property names \
+                 ({MAX_INTERNED_NAMES} names, {MAX_INTERNED_BYTES} bytes; names are never \
+                 freed: keep changing text in string values, `Mutator::string`)",
+                name.len()
+            )
+        })
+    }
+
+    /// Interns `name`, or `None` if it is new and the names interned so far would pass
+    /// [`MAX_INTERNED_NAMES`] names or [`MAX_INTERNED_BYTES`] bytes of text with it.
+    pub fn try_new(name: &str) -> Option<Key> {
         with_interner(|i| {
             if let Some(&id) = i.ids.get(name) {
-                return Key(id);
+                return Some(Key(id));
             }
             // Below `SYMBOL_BIT`, so that no tagged id is `u32::MAX` (which dictionaries use
             // to mark a deleted entry) and names and symbols never share an id.
             let n = u32::try_from(i.names.len())
                 .ok()
-                .filter(|&n| n < SYMBOL_BIT)
-                .expect("gc-object: more than 2^30 interned names");
+                .filter(|&n| (n as usize) < MAX_INTERNED_NAMES)?;
+            let bytes = i.bytes.checked_add(name.len())?;
+            if bytes > MAX_INTERNED_BYTES {
+                return None;
+            }
             let id = if index_like(name) { n | INDEX_LIKE } else { n };
-            // Interned names are immortal by design: the leak is the intern table.
+            // Interned names are immortal by design: the leak is the intern table, bounded
+            // by `MAX_INTERNED_BYTES`.
             let leaked: &'static str = Box::leak(name.to_owned().into_boxed_str());
             i.names.push(leaked);
             i.ids.insert(leaked, id);
-            Key(id)
+            i.bytes = bytes;
+            Some(Key(id))
         })
+    }
+
+    /// Bytes of text interned in this process so far (at most [`MAX_INTERNED_BYTES`]).
+    pub fn interned_bytes() -> usize {
+        with_interner(|i| i.bytes)
     }
 
     /// The interned text (`"Symbol()"` for a symbol's key: its description is on the

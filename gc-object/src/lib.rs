@@ -12,13 +12,16 @@ pub use cell::literal::Literal;
 pub use cell::root::Root;
 pub use cell::{
     CELL_BYTES, COLD_STATE_BYTES, CollectStats, FINALIZATION_REGISTRY_CLASS, FinalizationRegistry,
-    HEADER_BYTES, HOT_LOOKUPS, INLINE_SLOTS, LINEAR_LOOKUP_MAX, MAX_SHAPE_KEYS, NativeFn,
-    OBJECT_CLASS, OBJECT_CLASS_BYTES, OBJECT_PAYLOAD_BYTES, Obj, STORAGE_STATE_BYTES, SYMBOL_CLASS,
-    Symbol, Value, WEAK_MAP_CLASS, WEAK_REF_CLASS, WeakMap, WeakRef,
+    HEADER_BYTES, HOT_LOOKUPS, HeapString, INLINE_SLOTS, LINEAR_LOOKUP_MAX, MAX_SHAPE_KEYS,
+    MAX_STRING_BYTES, NativeFn, OBJECT_CLASS, OBJECT_CLASS_BYTES, OBJECT_PAYLOAD_BYTES, Obj,
+    STORAGE_STATE_BYTES, STRING_HEAD_BYTES, SYMBOL_CLASS, Symbol, Value, WEAK_MAP_CLASS,
+    WEAK_REF_CLASS, WeakMap, WeakRef,
 };
 pub use error::Error;
 pub use heap::{Heap, HeapStats, Mutator};
-pub use key::{Key, MAX_ARRAY_INDEX, PropertyKey, SYMBOL_BIT};
+pub use key::{
+    Key, MAX_ARRAY_INDEX, MAX_INTERNED_BYTES, MAX_INTERNED_NAMES, PropertyKey, SYMBOL_BIT,
+};
 pub use object::{DENSE_ALWAYS, DENSE_SPREAD, Property, PropertyCache};
 pub use slab::{
     CHUNK_BYTES, CHUNK_POOL_CHUNKS, LARGEST_CLASS, RawAlloc, SIZE_CLASSES, SystemAlloc, class_of,

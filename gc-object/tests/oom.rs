@@ -561,3 +561,32 @@ fn symbol_cell() {
     );
     assert_eq!(fails, 1);
 }
+
+#[test]
+fn string_value_cells() {
+    // A short string value is a slab cell: the first of its class needs a chunk, one
+    // allocation that can fail. A long one is a large cell: its own allocation.
+    let fails = inject(
+        "short string",
+        |m| m.object().unwrap(),
+        |m, o| {
+            let s = m.string("a short text")?;
+            o.set("s", s.value())?;
+            assert_eq!(o.get("s")?.as_str(), Some("a short text"));
+            Ok(())
+        },
+    );
+    assert_eq!(fails, 1);
+    let long = "x".repeat(gc_object::LARGEST_CLASS * 3);
+    let fails = inject(
+        "long string",
+        |m| m.object().unwrap(),
+        |m, o| {
+            let s = m.string(&long)?;
+            o.set("s", s.value())?;
+            assert_eq!(o.get("s")?.as_str().map(str::len), Some(long.len()));
+            Ok(())
+        },
+    );
+    assert_eq!(fails, 1);
+}

@@ -3,8 +3,8 @@
 use core::ptr::NonNull;
 
 use super::layout::{
-    CELL_KIND_FIN_REGISTRY, CELL_KIND_OBJECT, CELL_KIND_SYMBOL, CELL_KIND_WEAK_MAP,
-    CELL_KIND_WEAK_REF, cell_kind,
+    CELL_KIND_FIN_REGISTRY, CELL_KIND_OBJECT, CELL_KIND_STRING, CELL_KIND_SYMBOL,
+    CELL_KIND_WEAK_MAP, CELL_KIND_WEAK_REF, cell_kind,
 };
 use super::shared::{CollectStats, HeapShared};
 use super::{
@@ -117,8 +117,8 @@ impl MarkStack {
                     unsafe { finreg::visit_held(cell.cast(), &mut held) };
                     continue;
                 }
-                // A symbol references nothing.
-                CELL_KIND_SYMBOL => continue,
+                // Symbols and strings reference nothing.
+                CELL_KIND_SYMBOL | CELL_KIND_STRING => continue,
                 kind => debug_assert_eq!(kind, CELL_KIND_OBJECT),
             }
             let mut visit = |child: NonNull<ObjectCell>| {

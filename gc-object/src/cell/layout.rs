@@ -71,6 +71,8 @@ pub(crate) const CELL_KIND_WEAK_MAP: u8 = 3;
 pub(crate) const CELL_KIND_FIN_REGISTRY: u8 = 4;
 /// A symbol (`symbol.rs`).
 pub(crate) const CELL_KIND_SYMBOL: u8 = 5;
+/// A string value (`string.rs`).
+pub(crate) const CELL_KIND_STRING: u8 = 6;
 
 /// The kind byte of a cell.
 ///

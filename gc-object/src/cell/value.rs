@@ -7,8 +7,8 @@
 //!  0xFFFA        object: the cell address (user-space addresses fit 48 bits; checked
 //!                when a chunk is allocated)
 //!  0xFFFB        interned string: the key id in bits 31..0
-//!  0xFFFC        another heap cell (weak reference, weak map): its address; the cell's
-//!                header says which kind
+//!  0xFFFC        another heap cell (weak reference, weak map, registry, symbol, string
+//!                value): its address; the cell's header says which kind
 //! ```
 //!
 //! On 64-bit targets the word is stored as a pointer (`AtomicPtr<u8>`), so an object word
@@ -349,10 +349,22 @@ impl<'h> Value<'h> {
         }
     }
 
-    /// SameValue (JS): numbers by value with NaN equal to NaN and +0 != -0; everything else
-    /// by identity.
+    /// SameValue (JS): numbers by value with NaN equal to NaN and +0 != -0; strings by
+    /// their text (interned or heap strings alike); everything else by identity.
+    #[inline]
     pub fn same_value(self, other: Value<'_>) -> bool {
+        let stringish = |v: Value<'_>| v.word.tag() == TAG_STRING || v.word.is_other_cell();
         self.word.bits() == other.word.bits()
+            || (stringish(self) && stringish(other) && self.same_text(other))
+    }
+
+    /// Two different words that may be strings: the same text?
+    #[cold]
+    fn same_text(self, other: Value<'_>) -> bool {
+        match (self.as_str(), other.as_str()) {
+            (Some(a), Some(b)) => a == b,
+            _ => false,
+        }
     }
 }
 
@@ -408,8 +420,8 @@ impl fmt::Debug for Value<'_> {
             f.write_str("undefined")
         } else if self.is_null() {
             f.write_str("null")
-        } else if let Some(k) = self.as_string() {
-            write!(f, "{:?}", k.as_str())
+        } else if let Some(s) = self.as_str() {
+            write!(f, "{s:?}")
         } else if self.word.is_object() {
             write!(f, "[object @{:#x}]", self.word.bits() & PAYLOAD_MASK)
         } else if self.word.is_other_cell() {

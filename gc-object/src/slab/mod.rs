@@ -582,8 +582,7 @@ impl Slab {
     }
 
     /// Allocates a cell bigger than the largest class as its own chunk-aligned allocation.
-    /// (Object cells are proved to fit a class, so only the slab's own tests use it today.)
-    #[cfg_attr(any(not(test), loom), allow(dead_code))]
+    /// (Object cells are proved to fit a class; long string values use it.)
     pub(crate) fn alloc_large(&self, bytes: usize) -> Option<NonNull<u8>> {
         let head = core::mem::size_of::<ChunkHeader>().next_multiple_of(64);
         let total = head.checked_add(bytes)?;
@@ -769,6 +768,13 @@ impl Slab {
             } else {
                 i += 1;
             }
+        }
+        // The lists shrink with the chunks, so a heap that held many chunks once returns to
+        // what it holds now.
+        l.chunks.shrink_to_fit();
+        l.large.shrink_to_fit();
+        for p in l.partial.iter_mut() {
+            p.shrink_to_fit();
         }
         released
     }
