@@ -41,6 +41,10 @@ pub enum Error {
     WrongKind,
     /// Registering a target with itself as the held value (it would keep itself alive).
     HeldIsTarget,
+    /// A native closure called without a mutator ([`Obj::call`](crate::Obj::call), or a
+    /// getter or setter reached by [`Obj::get`](crate::Obj::get) or `set`): call it
+    /// through [`Mutator::call`](crate::Mutator::call), `Mutator::get` or `Mutator::set`.
+    NeedsMutator,
 }
 
 impl core::fmt::Display for Error {
@@ -65,6 +69,9 @@ impl core::fmt::Display for Error {
             Error::Thrown(what) => write!(f, "thrown: {what}"),
             Error::Collected => f.write_str("the weak reference's target was collected"),
             Error::WrongKind => f.write_str("not a value of the kind this operation needs"),
+            Error::NeedsMutator => {
+                f.write_str("a native closure needs a mutator (Mutator::call, get or set)")
+            }
             Error::HeldIsTarget => {
                 f.write_str("TypeError: a finalization target cannot be its own held value")
             }

@@ -366,6 +366,101 @@ impl<'h> Mutator<'h> {
         cell::string::alloc_string(self.shared(), &mut self.cache, text)
     }
 
+    /// A new native closure: a function object (usable as getter or setter) that calls
+    /// `f(mutator, this, argument, env)`. `f` may capture host data (it is moved into the
+    /// heap's allocator and dropped with the function object); `env` is a value of this
+    /// heap the function keeps alive (traced with it; an object there is the closure's
+    /// mutable, collected state). Call it with [`Mutator::call`], and use [`Mutator::get`]
+    /// and [`Mutator::set`] to reach it as an accessor: it gets the mutator, so it can
+    /// allocate. Errors: an `env` of another heap, allocation failure (`f` is dropped).
+    pub fn closure<F>(&mut self, env: Value<'h>, f: F) -> Result<Obj<'h>, Error>
+    where
+        F: for<'a> Fn(
+                &mut Mutator<'a>,
+                Value<'a>,
+                Value<'a>,
+                Value<'a>,
+            ) -> Result<Value<'a>, Error>
+            + Send
+            + Sync
+            + 'static,
+    {
+        let shared = self.shared();
+        if env
+            .heap_tag()
+            .is_some_and(|t| t != (shared as *const HeapShared).cast())
+        {
+            return Err(Error::ForeignHeap);
+        }
+        let b = HostBox::new::<MutatorFamily, _>(shared.raw(), NativeClosure(f))?;
+        let o = match gc::alloc_object(
+            shared,
+            &mut self.cache,
+            shared.shapes.root(),
+            None,
+            TAG_FUNCTION,
+            &[],
+        ) {
+            Ok(o) => o,
+            Err(e) => {
+                b.free(shared.raw());
+                return Err(e);
+            }
+        };
+        let p = b.into_raw();
+        let nn = core::ptr::NonNull::new(p).expect("a HostBox address is not null");
+        if let Err(e) = crate::object::install_closure(o, nn, env) {
+            // SAFETY: `p` came from `into_raw` and was not installed: still ours.
+            unsafe { HostBox::from_raw(nn) }.free(shared.raw());
+            // The unpublished function cell is garbage the next collection frees.
+            return Err(e);
+        }
+        Ok(o)
+    }
+
+    /// Calls a function object (a native function or closure) with `this` and one
+    /// argument, giving a native closure this mutator. Errors: a function of another heap,
+    /// not a function (`NotCallable`), a restricted object of another thread, and what the
+    /// function returns.
+    pub fn call(
+        &mut self,
+        f: Obj<'h>,
+        this: Value<'h>,
+        arg: Value<'h>,
+    ) -> Result<Value<'h>, Error> {
+        if f.heap_tag() != (self.shared() as *const HeapShared).cast() {
+            return Err(Error::ForeignHeap);
+        }
+        match f.closure()? {
+            Some((p, env)) => {
+                // SAFETY: the function object owns its closure and is alive for 'h (no
+                // collection while the heap is borrowed); this `HostBox` is only used to
+                // call it and is not freed here.
+                let b = unsafe { HostBox::from_raw(p) };
+                b.call::<MutatorFamily>(self, [this, arg, env])
+            }
+            None => f.call(this, arg),
+        }
+    }
+
+    /// `[[Get]]` as [`Obj::get`], calling getters through [`Mutator::call`] (so a native
+    /// closure getter gets this mutator).
+    pub fn get(&mut self, o: Obj<'h>, key: impl Into<PropertyKey>) -> Result<Value<'h>, Error> {
+        o.get_with(key.into(), &mut |f, this, arg| self.call(f, this, arg))
+    }
+
+    /// `[[Set]]` as [`Obj::set`], calling setters through [`Mutator::call`].
+    pub fn set(
+        &mut self,
+        o: Obj<'h>,
+        key: impl Into<PropertyKey>,
+        value: Value<'h>,
+    ) -> Result<(), Error> {
+        o.set_with(key.into(), value, &mut |f, this, arg| {
+            self.call(f, this, arg)
+        })
+    }
+
     /// A new native function object (usable as getter or setter).
     pub fn function(&mut self, f: NativeFn) -> Result<Obj<'h>, Error> {
         let shared = self.shared();
@@ -456,6 +551,21 @@ where
 {
     fn call<'h>(&self, m: &mut Mutator<'h>, args: [Value<'h>; 3]) -> Result<Value<'h>, Error> {
         (self.0)(m, args[0]).map(|()| Value::UNDEFINED)
+    }
+}
+
+/// A native closure as a host closure (`args`: this, argument, environment).
+struct NativeClosure<F>(F);
+
+impl<F> HostCall<MutatorFamily> for NativeClosure<F>
+where
+    F: for<'a> Fn(&mut Mutator<'a>, Value<'a>, Value<'a>, Value<'a>) -> Result<Value<'a>, Error>
+        + Send
+        + Sync
+        + 'static,
+{
+    fn call<'h>(&self, m: &mut Mutator<'h>, args: [Value<'h>; 3]) -> Result<Value<'h>, Error> {
+        (self.0)(m, args[0], args[1], args[2])
     }
 }
 

@@ -590,3 +590,25 @@ fn string_value_cells() {
     );
     assert_eq!(fails, 1);
 }
+
+#[test]
+fn native_closure_box_cell_and_cold_state() {
+    // The closure's box, the function's storage wrapper (not with `wide-object`) and its
+    // cold state can each fail; the box is freed (the leak check) and nothing is left.
+    let fails = inject(
+        "closure",
+        |m| m.object().unwrap(),
+        |m, o| {
+            let f = m.closure(o.value(), |m, _, a, env| {
+                let x = m.object()?;
+                x.set("a", a)?;
+                x.set("env", env)?;
+                Ok(x.value())
+            })?;
+            let r = m.call(f, Value::UNDEFINED, n(1.0))?.as_object().unwrap();
+            assert_eq!((r.get("a")?, r.get("env")?), (n(1.0), o.value()));
+            Ok(())
+        },
+    );
+    assert_eq!(fails, if cfg!(feature = "wide-object") { 2 } else { 3 });
+}

@@ -42,8 +42,8 @@ pub const OBJECT_CLASS: usize = match class_of(CELL_BYTES) {
 pub const OBJECT_CLASS_BYTES: usize = SIZE_CLASSES[OBJECT_CLASS];
 /// Bytes of the lazily installed storage wrapper (inline in the cell with `wide-object`).
 pub const STORAGE_STATE_BYTES: usize = core::mem::size_of::<StorageState>();
-/// Bytes of the cold state (attributes, accessors, sparse length, owner thread, native
-/// function); fits the 256-byte class.
+/// Bytes of the cold state (attributes, accessors, owner thread, native function or
+/// closure and its environment); fits the 256-byte class.
 pub const COLD_STATE_BYTES: usize = core::mem::size_of::<ColdState>();
 
 /// Creation-time behaviour tag: the object is an array.
@@ -166,7 +166,7 @@ mod side_proofs {
     #[cfg(target_pointer_width = "64")]
     const_assert!(STORAGE_STATE_BYTES == 56);
     #[cfg(target_pointer_width = "64")]
-    const_assert!(COLD_STATE_BYTES == 56);
+    const_assert!(COLD_STATE_BYTES == 72);
     const_assert!(class_of(STORAGE_STATE_BYTES).is_some());
 }
 

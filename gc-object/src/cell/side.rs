@@ -75,6 +75,11 @@ pub(crate) struct ColdState {
     pub(super) owner: u64,
     pub(super) native: Option<NativeFn>,
     pub(super) entries: *mut BlockHeader,
+    /// A native closure (`host::HostBox`, owned by the object: the same pointer is in every
+    /// snapshot of its cold state, and only the object's finalization frees it), or null.
+    pub(super) closure: *mut u8,
+    /// The closure's environment: a value it keeps alive (traced with the object).
+    pub(super) env: Word,
 }
 
 /// `PropEntry::attrs` bit of an accessor property (the other bits are the object layer's).
@@ -103,6 +108,9 @@ pub(crate) struct ColdDraft<'h> {
     pub(crate) owner: u64,
     pub(crate) native: Option<NativeFn>,
     pub(crate) entries: Vec<PropEntry<'h>>,
+    /// See [`ColdState::closure`].
+    pub(crate) closure: *mut u8,
+    pub(crate) env: Value<'h>,
 }
 
 impl ColdState {
@@ -111,6 +119,15 @@ impl ColdState {
     }
     pub(crate) fn native(&self) -> Option<NativeFn> {
         self.native
+    }
+    /// The native closure (a `HostBox` address) and its environment, if the object has one.
+    pub(crate) fn closure<'h>(&'h self) -> Option<(NonNull<u8>, Value<'h>)> {
+        // SAFETY: the environment word was a checked value of this heap when stored; the
+        // tracer keeps it alive with the object.
+        NonNull::new(self.closure).map(|p| (p, unsafe { Value::from_word(self.env) }))
+    }
+    pub(super) fn env_word(&self) -> Word {
+        self.env
     }
     pub(super) fn raw_entries(&self) -> &[RawEntry] {
         if self.entries.is_null() {
@@ -141,6 +158,9 @@ impl ColdState {
         ColdDraft {
             owner: self.owner,
             native: self.native,
+            closure: self.closure,
+            // SAFETY: as in `closure`.
+            env: unsafe { Value::from_word(self.env) },
             entries: self
                 .raw_entries()
                 .iter()
@@ -163,6 +183,8 @@ impl ColdDraft<'_> {
             owner: 0,
             native: None,
             entries: Vec::new(),
+            closure: core::ptr::null_mut(),
+            env: Value::UNDEFINED,
         }
     }
 }

@@ -130,6 +130,7 @@ pub(crate) unsafe fn trace(
             word(e.getter);
             word(e.setter);
         }
+        word(cold.env_word());
     }
 }
 
@@ -146,6 +147,11 @@ pub(crate) unsafe fn finalize(cell: NonNull<ObjectCell>, raw: &dyn slab::RawAllo
     }
     let s = obj.storage().expect("side state");
     walk_retired(raw, s);
+    if let Some((p, _)) = obj.cold().and_then(|c| c.closure()) {
+        // SAFETY: the object owns its closure (every snapshot of its cold state names the
+        // same one; retired snapshots never free it) and is dead: nothing calls it again.
+        unsafe { super::host::HostBox::from_raw(p) }.free(raw);
+    }
     for p in [
         s.slots.load(Ordering::Relaxed),
         s.elems.load(Ordering::Relaxed),

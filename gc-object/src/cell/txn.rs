@@ -333,6 +333,8 @@ impl<'h> Txn<'_, 'h> {
             owner: draft.owner,
             native: draft.native,
             entries: entries.map_or(ptr::null_mut(), |b| b.as_ptr()),
+            closure: draft.closure,
+            env: draft.env.word,
         };
         // SAFETY: fresh allocation with the layout of `ColdState`.
         unsafe { cp.as_ptr().write(cold) };

@@ -101,7 +101,7 @@ impl<'h> Obj<'h> {
         if let Some(f) = self.inherited(key)? {
             if f.attrs & ACCESSOR != 0 {
                 drop(g);
-                return super::call_setter(f, key, self, v);
+                return super::call_setter(f, key, self, v, &mut super::default_call);
             }
             if f.attrs & W == 0 {
                 return Err(Error::NotWritable(key));

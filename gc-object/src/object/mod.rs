@@ -11,6 +11,8 @@ use crate::cell::{
     ColdDraft, Locked, NativeFn, Obj, PropEntry, SIDE_DICT, SIDE_ENTRIES, SIDE_RESTRICTED,
     TAG_FUNCTION, Value,
 };
+use core::ptr::NonNull;
+
 use crate::error::Error;
 use crate::key::{Key, PropertyKey, length_key};
 use crate::sync::unmodeled;
@@ -125,6 +127,21 @@ pub(crate) fn install_native(o: Obj<'_>, f: NativeFn) -> Result<(), Error> {
     g.replace_cold(o.heap().raw(), &d)
 }
 
+/// Gives a fresh function object its native closure (a `HostBox` address, owned by the
+/// object from here on) and environment. On failure nothing was installed: the caller
+/// still owns the closure.
+pub(crate) fn install_closure<'h>(
+    o: Obj<'h>,
+    closure: NonNull<u8>,
+    env: Value<'h>,
+) -> Result<(), Error> {
+    let g = o.lock();
+    let mut d = ColdDraft::empty();
+    d.closure = closure.as_ptr();
+    d.env = env;
+    g.replace_cold(o.heap().raw(), &d)
+}
+
 pub(super) fn draft_of<'h>(o: Obj<'h>) -> ColdDraft<'h> {
     o.cold().map_or_else(ColdDraft::empty, |c| c.draft())
 }
@@ -215,11 +232,16 @@ impl<'h> Obj<'h> {
         })
     }
 
-    fn read(self, f: Found<'h>, receiver: Obj<'h>) -> Result<Value<'h>, Error> {
+    fn read(
+        self,
+        f: Found<'h>,
+        receiver: Obj<'h>,
+        call: &mut Caller<'_, 'h>,
+    ) -> Result<Value<'h>, Error> {
         if f.attrs & ACCESSOR != 0 {
             let getter = f.entry.map_or(Value::UNDEFINED, |e| e.getter);
             return match getter.as_object() {
-                Some(g) => g.call(receiver.value(), Value::UNDEFINED),
+                Some(g) => call(g, receiver.value(), Value::UNDEFINED),
                 None => Ok(Value::UNDEFINED),
             };
         }
@@ -254,6 +276,16 @@ impl<'h> Obj<'h> {
     #[cold]
     #[inline(never)]
     pub(super) fn get_slow(self, key: PropertyKey) -> Result<Value<'h>, Error> {
+        self.get_with(key, &mut default_call)
+    }
+
+    /// `[[Get]]` calling getters through `call` (the heap layer passes one that gives
+    /// native closures its mutator).
+    pub(crate) fn get_with(
+        self,
+        key: PropertyKey,
+        call: &mut Caller<'_, 'h>,
+    ) -> Result<Value<'h>, Error> {
         // Dictionary mode and no other flag: a dictionary probe (the flag is published
         // after the dictionary, which holds every named property from then on).
         if let PropertyKey::Name(k) = key
@@ -268,7 +300,7 @@ impl<'h> Obj<'h> {
         let mut o = self;
         loop {
             if let Some(f) = o.find_own(key) {
-                return o.read(f, self);
+                return o.read(f, self, call);
             }
             match o.proto() {
                 Some(p) => {
@@ -300,7 +332,7 @@ impl<'h> Obj<'h> {
             }
         } else {
             Property::Data {
-                value: self.read(f, self)?,
+                value: self.read(f, self, &mut default_call)?,
                 writable: f.attrs & W != 0,
                 enumerable: f.attrs & E != 0,
                 configurable: f.attrs & C != 0,
@@ -314,13 +346,23 @@ impl<'h> Obj<'h> {
         Ok(self.find_own(key.into().canonical()).is_some())
     }
 
-    /// Calls a function object with `this` and one argument.
+    /// Calls a function object with `this` and one argument. A native closure needs a
+    /// mutator: [`Error::NeedsMutator`] here, call it with
+    /// [`Mutator::call`](crate::Mutator::call).
     pub fn call(self, this: Value<'h>, arg: Value<'h>) -> Result<Value<'h>, Error> {
         self.check_thread()?;
-        match self.cold().and_then(|c| c.native()) {
-            Some(f) => f(this, arg),
-            None => Err(Error::NotCallable),
+        match self.cold() {
+            Some(c) if c.closure().is_some() => Err(Error::NeedsMutator),
+            Some(c) if c.native().is_some() => c.native().expect("checked")(this, arg),
+            _ => Err(Error::NotCallable),
         }
+    }
+
+    /// The native closure of a function object (its `HostBox` address) and its
+    /// environment.
+    pub(crate) fn closure(self) -> Result<Option<(NonNull<u8>, Value<'h>)>, Error> {
+        self.check_thread()?;
+        Ok(self.cold().and_then(|c| c.closure()))
     }
 
     /// `[[Set]]` with strict-mode errors: writes an own writable data property, calls an own
@@ -372,7 +414,7 @@ impl<'h> Obj<'h> {
                     d.set_locked(pos, value);
                     Ok(())
                 }
-                None => self.set_absent(g, PropertyKey::Name(k), value),
+                None => self.set_absent(g, PropertyKey::Name(k), value, &mut default_call),
             };
         }
         drop(g);
@@ -381,6 +423,16 @@ impl<'h> Obj<'h> {
 
     #[inline(never)]
     fn set_slow(self, key: PropertyKey, value: Value<'h>) -> Result<(), Error> {
+        self.set_with(key, value, &mut default_call)
+    }
+
+    /// `[[Set]]` calling setters through `call` (see [`Obj::get_with`]).
+    pub(crate) fn set_with(
+        self,
+        key: PropertyKey,
+        value: Value<'h>,
+        call: &mut Caller<'_, 'h>,
+    ) -> Result<(), Error> {
         let key = key.canonical();
         self.check_thread()?;
         self.check_value(value)?;
@@ -390,21 +442,27 @@ impl<'h> Obj<'h> {
         match self.find_own(key) {
             Some(f) if f.attrs & ACCESSOR != 0 => {
                 drop(g);
-                call_setter(f, key, self, value)
+                call_setter(f, key, self, value, call)
             }
             Some(f) if f.attrs & W == 0 => Err(Error::NotWritable(key)),
             Some(f) => write_found(&g, f, key, value),
-            None => self.set_absent(g, key, value),
+            None => self.set_absent(g, key, value, call),
         }
     }
 
     /// `set` of a key that is not an own property (lock held, key canonical, value
     /// checked): an inherited setter or read-only property decides, else an add.
-    fn set_absent(self, g: Locked<'h>, key: PropertyKey, value: Value<'h>) -> Result<(), Error> {
+    fn set_absent(
+        self,
+        g: Locked<'h>,
+        key: PropertyKey,
+        value: Value<'h>,
+        call: &mut Caller<'_, 'h>,
+    ) -> Result<(), Error> {
         if let Some(f) = self.inherited(key)? {
             if f.attrs & ACCESSOR != 0 {
                 drop(g);
-                return call_setter(f, key, self, value);
+                return call_setter(f, key, self, value, call);
             }
             if f.attrs & W == 0 {
                 return Err(Error::NotWritable(key));
@@ -461,7 +519,7 @@ impl<'h> Obj<'h> {
                         let e = f.entry.expect("accessor entry");
                         e.getter.same_value(getter) && e.setter.same_value(setter)
                     } else if f.attrs & W == 0 {
-                        attrs & W == 0 && self.read(f, self)?.same_value(value)
+                        attrs & W == 0 && self.read(f, self, &mut default_call)?.same_value(value)
                     } else {
                         true
                     };
@@ -707,15 +765,25 @@ impl<'h> Obj<'h> {
     }
 }
 
+/// How the object layer calls a getter or setter: `call(function, this, argument)`.
+pub(crate) type Caller<'a, 'h> =
+    dyn FnMut(Obj<'h>, Value<'h>, Value<'h>) -> Result<Value<'h>, Error> + 'a;
+
+/// Calls without a mutator ([`Obj::call`]: native closures answer `NeedsMutator`).
+fn default_call<'h>(f: Obj<'h>, this: Value<'h>, arg: Value<'h>) -> Result<Value<'h>, Error> {
+    f.call(this, arg)
+}
+
 fn call_setter<'h>(
     f: Found<'h>,
     key: PropertyKey,
     receiver: Obj<'h>,
     v: Value<'h>,
+    call: &mut Caller<'_, 'h>,
 ) -> Result<(), Error> {
     let setter = f.entry.map_or(Value::UNDEFINED, |e| e.setter);
     match setter.as_object() {
-        Some(s) => s.call(receiver.value(), v).map(|_| ()),
+        Some(s) => call(s, receiver.value(), v).map(|_| ()),
         None => Err(Error::NoSetter(key)),
     }
 }
