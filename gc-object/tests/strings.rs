@@ -183,6 +183,7 @@ fn another_heaps_string_is_refused() {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "builds a 256 MiB name: too slow under Miri")]
 fn interned_names_are_bounded() {
     let before = Key::interned_bytes();
     assert!(before <= MAX_INTERNED_BYTES);
