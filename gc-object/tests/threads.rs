@@ -366,3 +366,133 @@ fn independent_heaps_per_thread() {
         }
     });
 }
+
+#[test]
+fn weak_refs_and_finalizer_registration_while_other_threads_mutate() {
+    use std::sync::{Arc, Mutex};
+    let mut heap = Heap::new();
+    let n = scale(400);
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = Arc::clone(&seen);
+    // Roots: a registry, a shared object, a list per thread, a weak-ref list per registrar.
+    let (registry, shared_root, lists, weaks) = {
+        let mut m = heap.mutator();
+        let r = m
+            .finalization_registry(move |_, held| {
+                log.lock().unwrap().push(held.as_u32().unwrap());
+                Ok(())
+            })
+            .unwrap();
+        let lists: Vec<Root> = (0..THREADS)
+            .map(|_| heap.root(m.array().unwrap()).unwrap())
+            .collect();
+        let weaks: Vec<Root> = (0..2)
+            .map(|_| heap.root(m.array().unwrap()).unwrap())
+            .collect();
+        let shared = heap.root(m.object().unwrap()).unwrap();
+        (heap.root_value(r.value()).unwrap(), shared, lists, weaks)
+    };
+    {
+        let heap = &heap;
+        let r = registry
+            .value(heap)
+            .unwrap()
+            .as_finalization_registry()
+            .unwrap();
+        let shared = shared_root.get(heap).unwrap();
+        let lists: Vec<_> = lists.iter().map(|r| r.get(heap).unwrap()).collect();
+        let weaks: Vec<_> = weaks.iter().map(|r| r.get(heap).unwrap()).collect();
+        let (lists, weaks) = (&lists, &weaks);
+        std::thread::scope(|s| {
+            // Threads 0 and 1: make targets, a weak reference to each and a registration
+            // of each (held: its id); every even target is kept.
+            for t in 0..2 {
+                s.spawn(move || {
+                    let mut m = heap.mutator();
+                    for i in 0..n {
+                        let id = (t * n + i) as u32;
+                        let o = m.object().unwrap();
+                        o.set("id", id.into()).unwrap();
+                        let w = m.weak_ref(o).unwrap();
+                        weaks[t].push(w.value()).unwrap();
+                        r.register(o, id.into(), None).unwrap();
+                        if i % 2 == 0 {
+                            lists[t].push(o.value()).unwrap();
+                        }
+                        shared.set(format!("r{t}").as_str(), id.into()).unwrap();
+                    }
+                });
+            }
+            // Threads 2 and 3 mutate meanwhile: the shared object, fresh objects and
+            // string values, a quarter of each kept.
+            for t in 2..THREADS {
+                s.spawn(move || {
+                    let mut m = heap.mutator();
+                    for i in 0..n {
+                        let o = m.object().unwrap();
+                        o.set("i", (i as u32).into()).unwrap();
+                        let st = m.string(&format!("t{t} string {i}")).unwrap();
+                        if i % 4 == 0 {
+                            lists[t].push(o.value()).unwrap();
+                            lists[t].push(st.value()).unwrap();
+                        }
+                        shared
+                            .set(format!("m{t}").as_str(), (i as u32).into())
+                            .unwrap();
+                        shared
+                            .set(format!("k{t}_{}", i % 8).as_str(), st.value())
+                            .unwrap();
+                    }
+                });
+            }
+        });
+    }
+    let dropped_targets = 2 * (n / 2);
+    let mutator_kept = 2 * 2 * n.div_ceil(4);
+    // The strings still held by the shared object's `k{t}_{j}` slots (the last 8 per
+    // mutator thread), unless they are kept in the list anyway.
+    let held_by_shared: usize = (2..THREADS)
+        .map(|_| (n - 8.min(n)..n).filter(|i| i % 4 != 0).count())
+        .sum();
+    let s = heap.collect();
+    assert_eq!(s.weak_cleared as usize, dropped_targets);
+    assert_eq!(s.finalizers_queued as usize, dropped_targets);
+    let roots = 1 + 1 + THREADS + 2;
+    let live = roots + 2 * n.div_ceil(2) + 2 * n + mutator_kept + held_by_shared;
+    assert_eq!(s.marked as usize, live);
+    let garbage = dropped_targets + 2 * 2 * n - mutator_kept - held_by_shared;
+    assert_eq!(s.freed as usize, garbage);
+    // Exactly the dropped targets' callbacks, once each, after the collection.
+    assert!(seen.lock().unwrap().is_empty());
+    assert_eq!(heap.run_finalizers(), Ok(dropped_targets));
+    assert_eq!(heap.run_finalizers(), Ok(0));
+    let mut got = seen.lock().unwrap().clone();
+    got.sort_unstable();
+    let want: Vec<u32> = (0..2)
+        .flat_map(|t| {
+            (0..n)
+                .filter(|i| i % 2 == 1)
+                .map(move |i| (t * n + i) as u32)
+        })
+        .collect();
+    assert_eq!(got, want);
+    // Weak references: kept targets upgrade to the right object, dropped ones to nothing.
+    for (t, w) in weaks.iter().enumerate() {
+        let w = w.get(&heap).unwrap();
+        assert_eq!(w.array_length().unwrap(), Some(n as u32));
+        for i in 0..n {
+            let wr = w.get(i as u32).unwrap().as_weak_ref().unwrap();
+            match wr.upgrade() {
+                Some(o) => {
+                    assert_eq!(i % 2, 0);
+                    assert_eq!(o.get("id").unwrap(), ((t * n + i) as u32).into());
+                }
+                None => assert_eq!(i % 2, 1),
+            }
+        }
+    }
+    // A second collection changes nothing.
+    let s = heap.collect();
+    assert_eq!((s.weak_cleared, s.finalizers_queued, s.freed), (0, 0, 0));
+    assert_eq!(s.marked as usize, live);
+}
