@@ -425,7 +425,7 @@ fn weak_refs_and_finalizer_registration_while_other_threads_mutate() {
             }
             // Threads 2 and 3 mutate meanwhile: the shared object, fresh objects and
             // string values, a quarter of each kept.
-            for t in 2..THREADS {
+            for (t, &list) in lists.iter().enumerate().skip(2) {
                 s.spawn(move || {
                     let mut m = heap.mutator();
                     for i in 0..n {
@@ -433,8 +433,8 @@ fn weak_refs_and_finalizer_registration_while_other_threads_mutate() {
                         o.set("i", (i as u32).into()).unwrap();
                         let st = m.string(&format!("t{t} string {i}")).unwrap();
                         if i % 4 == 0 {
-                            lists[t].push(o.value()).unwrap();
-                            lists[t].push(st.value()).unwrap();
+                            list.push(o.value()).unwrap();
+                            list.push(st.value()).unwrap();
                         }
                         shared
                             .set(format!("m{t}").as_str(), (i as u32).into())
