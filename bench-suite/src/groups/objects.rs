@@ -21,6 +21,7 @@ use crate::seeds::AbClaim;
 use super::group::Group;
 
 mod props;
+mod strings;
 mod weak;
 
 /// The group.
@@ -550,6 +551,7 @@ fn run(ctx: &mut Ctx<'_>) -> BenchResult {
     properties(ctx)?;
     props::run(ctx)?;
     weak::run(ctx)?;
+    strings::run(ctx)?;
     churn_single(ctx)?;
     if ctx.sweeps() {
         churn(ctx)?;
