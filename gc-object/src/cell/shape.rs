@@ -262,7 +262,16 @@ impl Shape {
 
     /// [`Shape::mark`], calling `symbol` with the own key of every newly marked shape that
     /// is a symbol's (so the collector keeps the symbols of live shapes).
+    #[inline]
     pub(crate) fn mark_with(&self, symbol: &mut dyn FnMut(Key)) {
+        // Most objects' shapes are marked already (objects built alike share one).
+        if !self.marked.load(unmodeled::Ordering::Relaxed) {
+            self.mark_path(symbol);
+        }
+    }
+
+    #[inline(never)]
+    fn mark_path(&self, symbol: &mut dyn FnMut(Key)) {
         let mut s: *const Shape = self;
         while !s.is_null() {
             // SAFETY: ancestors of a live shape are alive (a sweep frees only unmarked

@@ -281,6 +281,7 @@ impl<'h> Obj<'h> {
 
     /// `[[Get]]` calling getters through `call` (the heap layer passes one that gives
     /// native closures its mutator).
+    #[inline(always)]
     pub(crate) fn get_with(
         self,
         key: PropertyKey,
@@ -427,6 +428,7 @@ impl<'h> Obj<'h> {
     }
 
     /// `[[Set]]` calling setters through `call` (see [`Obj::get_with`]).
+    #[inline(always)]
     pub(crate) fn set_with(
         self,
         key: PropertyKey,
