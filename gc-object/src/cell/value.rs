@@ -361,6 +361,9 @@ impl<'h> Value<'h> {
     /// Two different words that may be strings: the same text?
     #[cold]
     fn same_text(self, other: Value<'_>) -> bool {
+        if self.word.tag() == TAG_STRING && other.word.tag() == TAG_STRING {
+            return false; // two different interned names: different texts
+        }
         match (self.as_str(), other.as_str()) {
             (Some(a), Some(b)) => a == b,
             _ => false,
