@@ -1,14 +1,17 @@
-//! String values as heap cells: text by content, freed when unreachable (short ones in
-//! slab cells, long ones in large cells), refused by another heap's objects, and a million
+//! String values as heap cells: text by content, freed exactly when unreachable (short
+//! ones in slab cells, long ones in large cells; a model test over random graphs),
+//! refused by another heap's objects, and a million
 //! distinct strings built and dropped return live bytes to the baseline after a collection
 //! (counting global allocator). Interned names are bounded, not freed.
 #![cfg(not(loom))]
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
+use std::collections::HashSet;
 use std::ptr::NonNull;
 
-use gc_object::{Error, Heap, Key, LARGEST_CLASS, MAX_INTERNED_BYTES, RawAlloc, Value};
+use gc_object::{Error, Heap, Key, LARGEST_CLASS, MAX_INTERNED_BYTES, Obj, RawAlloc, Root, Value};
+use proptest::prelude::*;
 
 struct Counting;
 
@@ -194,5 +197,128 @@ fn interned_names_are_bounded() {
     // A name that would pass the bound is refused, and nothing is interned.
     let huge = "z".repeat(MAX_INTERNED_BYTES + 1);
     assert_eq!(Key::try_new(&huge), None);
-    assert!(Key::interned_bytes() <= grown + 64); // other tests may intern meanwhile
+    // (Other tests intern a few names meanwhile, never megabytes.)
+    assert!(Key::interned_bytes() < grown + (1 << 20));
+}
+
+#[derive(Debug, Clone)]
+struct Case {
+    nodes: usize,
+    /// Text lengths of the strings (some past the largest class: large cells).
+    strings: Vec<usize>,
+    strong: Vec<(usize, usize)>,
+    /// (object, string): the string is a value in a property of the object.
+    held: Vec<(usize, usize)>,
+    roots: Vec<usize>,
+}
+
+fn cases() -> impl Strategy<Value = Case> {
+    let max: usize = if cfg!(miri) { 5 } else { 24 };
+    let len = prop_oneof![4 => 0usize..80, 1 => LARGEST_CLASS - 16..LARGEST_CLASS + 64];
+    (1..max, prop::collection::vec(len, 1..max)).prop_flat_map(|(nodes, strings)| {
+        let n = strings.len();
+        (
+            prop::collection::vec((0..nodes, 0..nodes), 0..nodes * 2),
+            prop::collection::vec((0..nodes, 0..n), 0..n * 2),
+            prop::collection::vec(0..nodes, 0..3),
+        )
+            .prop_map(move |(strong, held, roots)| Case {
+                nodes,
+                strings: strings.clone(),
+                strong,
+                held,
+                roots,
+            })
+    })
+}
+
+fn text(i: usize, len: usize) -> String {
+    let mut t = format!("{i}:");
+    while t.len() < len {
+        t.push(char::from(b'a' + (t.len() % 26) as u8));
+    }
+    t
+}
+
+fn run_case(c: &Case) {
+    let mut heap = Heap::new();
+    let roots: Vec<Root> = {
+        let mut m = heap.mutator();
+        let objs: Vec<Obj<'_>> = (0..c.nodes).map(|_| m.object().unwrap()).collect();
+        let strs: Vec<_> = c
+            .strings
+            .iter()
+            .enumerate()
+            .map(|(i, &l)| m.string(&text(i, l)).unwrap())
+            .collect();
+        for (e, &(a, b)) in c.strong.iter().enumerate() {
+            objs[a]
+                .set(format!("s{e}").as_str(), objs[b].value())
+                .unwrap();
+        }
+        for (e, &(o, s)) in c.held.iter().enumerate() {
+            objs[o]
+                .set(format!("h{e}").as_str(), strs[s].value())
+                .unwrap();
+        }
+        c.roots
+            .iter()
+            .map(|&r| heap.root(objs[r]).unwrap())
+            .collect()
+    };
+    let mut live: HashSet<usize> = HashSet::new();
+    let mut stack: Vec<usize> = c.roots.clone();
+    while let Some(n) = stack.pop() {
+        if live.insert(n) {
+            stack.extend(c.strong.iter().filter(|e| e.0 == n).map(|e| e.1));
+        }
+    }
+    let kept: HashSet<usize> = c
+        .held
+        .iter()
+        .filter(|(o, _)| live.contains(o))
+        .map(|&(_, s)| s)
+        .collect();
+    let s = heap.collect();
+    assert_eq!(s.marked as usize, live.len() + kept.len(), "{c:?}");
+    assert_eq!(
+        s.freed as usize,
+        c.nodes - live.len() + c.strings.len() - kept.len(),
+        "{c:?}"
+    );
+    // The live strings read back their texts through the live objects.
+    for r in &roots {
+        let mut seen = HashSet::new();
+        let mut stack = vec![r.get(&heap).unwrap()];
+        while let Some(o) = stack.pop() {
+            for k in o.own_keys().unwrap() {
+                let v = o.get(k).unwrap();
+                let name = k.to_string();
+                if let Some(e) = name.strip_prefix('h') {
+                    let (_, si) = c.held[e.parse::<usize>().unwrap()];
+                    assert_eq!(v.as_str(), Some(text(si, c.strings[si]).as_str()));
+                } else if let Some(child) = v.as_object()
+                    && seen.insert(format!("{:?}", child.value()))
+                {
+                    stack.push(child);
+                }
+            }
+        }
+    }
+    assert_eq!(heap.collect().freed, 0);
+    drop(roots);
+    assert_eq!(heap.collect().freed as usize, live.len() + kept.len());
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: if cfg!(miri) { 3 } else { 96 },
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
+
+    #[test]
+    fn strings_are_collected_exactly_when_unreachable(c in cases()) {
+        run_case(&c);
+    }
 }
