@@ -184,8 +184,9 @@ impl Word {
     }
 }
 
-/// A value: undefined, null, a boolean, a number (f64), an interned string or an object of
-/// the heap borrowed for `'h`. Eight bytes, `Copy`.
+/// A value: undefined, null, a boolean, a number (f64), an interned string, or a cell of
+/// the heap borrowed for `'h` (an object, a string value, a symbol, a weak reference, a
+/// weak map, a finalization registry). Eight bytes, `Copy`.
 ///
 /// An object value can only be made from an [`Obj`](crate::Obj) or read out of an object, so
 /// the object it names is alive for `'h`: collection needs `&mut Heap`.
