@@ -368,3 +368,45 @@ fn a_value_replaced_by_an_accessor_is_collected() {
     assert_eq!(d.get("p1").unwrap(), Value::number(1.0));
     drop(g_root);
 }
+
+/// `Value::as_static` accepts exactly the values `Heap::root_value` refuses, and what it
+/// returns survives collections unchanged.
+#[test]
+fn as_static_is_the_complement_of_root_value() {
+    use gc_object::Key;
+    let mut heap = Heap::new();
+    let (kept, roots) = {
+        let mut m = heap.mutator();
+        let prims = [
+            Value::undefined(),
+            Value::null(),
+            Value::bool(true),
+            Value::number(-0.5),
+            Value::number(f64::NAN),
+            Value::from(Key::new("name")),
+        ];
+        let cells = [
+            m.object().unwrap().value(),
+            m.string("text").unwrap().value(),
+            m.symbol(Some("s")).unwrap().value(),
+        ];
+        let mut kept = Vec::new();
+        for v in prims {
+            assert_eq!(heap.root_value(v).err(), Some(gc_object::Error::WrongKind));
+            let s = v.as_static().expect("a value without a cell");
+            assert!(s.same_value(v));
+            kept.push(s);
+        }
+        let mut roots = Vec::new();
+        for v in cells {
+            assert!(v.as_static().is_none());
+            roots.push(heap.root_value(v).unwrap());
+        }
+        (kept, roots)
+    };
+    assert_eq!(heap.collect().marked, 3);
+    assert_eq!(kept[3].as_number(), Some(-0.5));
+    assert!(kept[4].as_number().unwrap().is_nan());
+    assert_eq!(kept[5].as_str(), Some("name"));
+    assert_eq!(roots[1].value(&heap).unwrap().as_str(), Some("text"));
+}

@@ -266,6 +266,20 @@ impl<'h> Value<'h> {
         }
     }
 
+    /// This value without its borrow of the heap, if it names no cell (undefined, null, a
+    /// boolean, a number, an interned string): such a value needs no root and may be kept
+    /// across collections, e.g. in an interpreter's own data structures. `None` for cells
+    /// (objects, string values, symbols, weak references, ...): root those with
+    /// [`Heap::root_value`](crate::Heap::root_value), which refuses exactly the values this
+    /// accepts.
+    #[inline]
+    pub fn as_static(self) -> Option<Value<'static>> {
+        (!self.word.is_cell()).then_some(Value {
+            word: self.word,
+            _heap: PhantomData,
+        })
+    }
+
     /// Is this `undefined`?
     pub fn is_undefined(self) -> bool {
         self.word.bits() == UNDEFINED_BITS
