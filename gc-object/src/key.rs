@@ -197,6 +197,18 @@ impl PropertyKey {
         PropertyKey::Name(Key::new(text))
     }
 
+    /// [`PropertyKey::parse`] without the panic: `None` if `text` is a new name that would
+    /// pass the bound on interned names (see [`Key::try_new`]). Indices never intern. For
+    /// keys computed from program data (an interpreter's `o[s]`).
+    pub fn try_parse(text: &str) -> Option<PropertyKey> {
+        if index_like(text) {
+            return Some(PropertyKey::Index(
+                text.parse().expect("checked by index_like"),
+            ));
+        }
+        Key::try_new(text).map(PropertyKey::Name)
+    }
+
     /// The same key in canonical form: a [`PropertyKey::Name`] whose text is a canonical
     /// array index (`Name(Key::new("0"))`) becomes [`PropertyKey::Index`], so both spellings
     /// of a key name the same property. Every object operation canonicalises its key

@@ -10,7 +10,9 @@ use std::cell::Cell;
 use std::collections::HashSet;
 use std::ptr::NonNull;
 
-use gc_object::{Error, Heap, Key, LARGEST_CLASS, MAX_INTERNED_BYTES, Obj, RawAlloc, Root, Value};
+use gc_object::{
+    Error, Heap, Key, LARGEST_CLASS, MAX_INTERNED_BYTES, Obj, PropertyKey, RawAlloc, Root, Value,
+};
 use proptest::prelude::*;
 
 struct Counting;
@@ -197,6 +199,17 @@ fn interned_names_are_bounded() {
     // A name that would pass the bound is refused, and nothing is interned.
     let huge = "z".repeat(MAX_INTERNED_BYTES + 1);
     assert_eq!(Key::try_new(&huge), None);
+    assert_eq!(PropertyKey::try_parse(&huge), None);
+    // Indices never intern, names parse as `parse` does.
+    assert_eq!(PropertyKey::try_parse("42"), Some(PropertyKey::Index(42)));
+    assert_eq!(
+        PropertyKey::try_parse("042"),
+        Some(PropertyKey::parse("042"))
+    );
+    assert_eq!(
+        PropertyKey::try_parse("4294967295"),
+        Some(PropertyKey::parse("4294967295"))
+    );
     // (Other tests intern a few names meanwhile, never megabytes.)
     assert!(Key::interned_bytes() < grown + (1 << 20));
 }
