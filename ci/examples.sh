@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Runs every example of every crate (each checks its own answers and exits non-zero on a
 # wrong one), with small arguments so the step stays short. An example under
-# <crate>/examples/ that this script does not know fails the step: add its arguments here.
+# <crate>/examples/ (a file, or a folder with a main.rs) that this script does not know
+# fails the step: add its arguments here.
 set -euo pipefail
+shopt -s nullglob # no example folders: the folder pattern matches nothing
 cd "$(dirname "$0")/.."
 declare -A args=(
   [lean-string/tour]=""
   [gc-object/linked_list]=""
+  [gc-object/tiny_js]="3000"
   [cob-tree/quick]="20000"
   [cob-tree/index_layouts]="10"
   [cob-tree/profile]="get 1000|mix 1000|bt-rand 1000"
@@ -14,9 +17,10 @@ declare -A args=(
   [arena-alloc/stress]="200"
 )
 status=0
-for f in */examples/*.rs; do
+for f in */examples/*.rs */examples/*/main.rs; do
   crate=${f%%/*}
-  name=$(basename "$f" .rs)
+  # An example in a folder (<crate>/examples/<name>/main.rs) is named after the folder.
+  if [[ $f == */main.rs ]]; then name=$(basename "$(dirname "$f")"); else name=$(basename "$f" .rs); fi
   key="$crate/$name"
   if [[ ! -v args[$key] ]]; then
     echo "examples: $key has no entry in ci/examples.sh" >&2
