@@ -79,6 +79,42 @@ fn values_round_trip() {
 }
 
 #[test]
+fn type_of_names_every_kind_of_value() {
+    fn f<'h>(_: Value<'h>, _: Value<'h>) -> Result<Value<'h>, gc_object::Error> {
+        Ok(Value::undefined())
+    }
+    let heap = Heap::new();
+    let mut m = heap.mutator();
+    let cases = [
+        (Value::undefined(), "undefined"),
+        (Value::null(), "object"),
+        (Value::bool(false), "boolean"),
+        (n(f64::NAN), "number"),
+        (Value::string(Key::new("s")), "string"),
+        (m.string("a string value").unwrap().value(), "string"),
+        (m.symbol(None).unwrap().value(), "symbol"),
+        (m.object().unwrap().value(), "object"),
+        (m.array().unwrap().value(), "object"),
+        (m.function(f).unwrap().value(), "function"),
+        (
+            m.closure(Value::undefined(), |_, _, _, _| Ok(Value::null()))
+                .unwrap()
+                .value(),
+            "function",
+        ),
+    ];
+    let target = m.object().unwrap();
+    let weak = [
+        m.weak_ref(target).unwrap().value(),
+        m.weak_map().unwrap().value(),
+        m.finalization_registry(|_, _| Ok(())).unwrap().value(),
+    ];
+    for (v, want) in cases.into_iter().chain(weak.map(|v| (v, "object"))) {
+        assert_eq!(v.type_of(), want, "{v:?}");
+    }
+}
+
+#[test]
 fn spill_past_inline_slots_and_delete() {
     let heap = Heap::new();
     let mut m = heap.mutator();

@@ -307,6 +307,16 @@ impl Interp {
                 let v = self.eval(heap, scope, x)?;
                 Held::Plain(Value::bool(!truthy(v.get(heap))))
             }
+            Expr::TypeOf(x) => {
+                let v = self.eval(heap, scope, x)?;
+                let v = v.get(heap);
+                // The interpreter's own functions are plain objects to the crate.
+                let t = match v.as_object() {
+                    Some(o) if o.has_own(self.code_key)? => "function",
+                    _ => v.type_of(),
+                };
+                Held::Plain(Value::string(Key::new(t)))
+            }
             Expr::Neg(x) => {
                 let v = self.eval(heap, scope, x)?;
                 Held::Plain(Value::number(-number(v.get(heap))?))

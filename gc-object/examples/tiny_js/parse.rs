@@ -110,6 +110,7 @@ pub enum Expr {
     Assign(Box<Expr>, Box<Expr>),
     Bin(&'static str, Box<Expr>, Box<Expr>),
     Not(Box<Expr>),
+    TypeOf(Box<Expr>),
     Neg(Box<Expr>),
 }
 
@@ -294,6 +295,10 @@ impl Parser {
     fn unary(&mut self) -> PResult<Expr> {
         if self.eat("!") {
             return Ok(Expr::Not(Box::new(self.unary()?)));
+        }
+        if self.is_word("typeof") {
+            self.pos += 1;
+            return Ok(Expr::TypeOf(Box::new(self.unary()?)));
         }
         if self.eat("-") {
             return Ok(Expr::Neg(Box::new(self.unary()?)));

@@ -146,6 +146,29 @@ pub(super) fn draft_of<'h>(o: Obj<'h>) -> ColdDraft<'h> {
     o.cold().map_or_else(ColdDraft::empty, |c| c.draft())
 }
 
+impl Value<'_> {
+    /// JS `typeof`: `"undefined"`, `"object"` (null, objects, weak references, weak maps,
+    /// finalization registries), `"boolean"`, `"number"`, `"string"` (interned or string
+    /// value), `"symbol"` or `"function"` (native functions and closures).
+    pub fn type_of(self) -> &'static str {
+        if self.is_undefined() {
+            "undefined"
+        } else if self.as_bool().is_some() {
+            "boolean"
+        } else if self.as_number().is_some() {
+            "number"
+        } else if self.as_str().is_some() {
+            "string"
+        } else if self.as_symbol().is_some() {
+            "symbol"
+        } else if self.as_object().is_some_and(Obj::is_function) {
+            "function"
+        } else {
+            "object"
+        }
+    }
+}
+
 impl<'h> Obj<'h> {
     /// Is this a function?
     pub fn is_function(self) -> bool {
