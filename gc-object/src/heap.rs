@@ -572,9 +572,12 @@ where
 impl Drop for Mutator<'_> {
     fn drop(&mut self) {
         self.heap.shared.slab.release_cache(&mut self.cache);
-        self.heap
-            .shared
-            .cells_allocated
-            .fetch_add(self.cells_allocated(), Ordering::Relaxed);
+        let cells = self.cells_allocated();
+        if cells != 0 {
+            self.heap
+                .shared
+                .cells_allocated
+                .fetch_add(cells, Ordering::Relaxed);
+        }
     }
 }

@@ -566,6 +566,11 @@ impl Slab {
 
     /// Hands a cache's chunks back (when its mutator ends).
     pub(crate) fn release_cache(&self, cache: &mut LocalCache) {
+        // A mutator that never allocated (an interpreter's short read-only steps) holds no
+        // chunk: no lock to take.
+        if cache.current.iter().all(Option::is_none) {
+            return;
+        }
         let mut l = lock(&self.lists);
         for class in 0..SIZE_CLASSES.len() {
             if let Some(c) = cache.current[class].take() {
