@@ -135,6 +135,9 @@ fn key_of(v: Value<'_>) -> Result<PropertyKey, Error> {
     if let Some(i) = v.as_u32().filter(|&i| i <= gc_object::MAX_ARRAY_INDEX) {
         return Ok(PropertyKey::Index(i));
     }
+    if let Some(k) = v.as_string() {
+        return Ok(PropertyKey::from(k)); // `o.name`: already interned
+    }
     // Text keys are interned: a computed key built from a string value lives for the
     // process, and past the bound on names the program gets an error, not a panic.
     PropertyKey::try_parse(&to_text(v)?).ok_or(Error::Unsupported("too many property names"))
@@ -148,6 +151,8 @@ struct Interp {
     /// Symbol keys, so no program can name them.
     code_key: PropertyKey,
     scope_key: PropertyKey,
+    /// `this`, a binding of every call scope (interned once: `Key::new` is a table lookup).
+    this_key: Key,
     _symbols: [Root; 2],
     /// Collect when this many cells were allocated since the last collection.
     gc_every: u64,
@@ -241,7 +246,7 @@ impl Interp {
             Expr::Undefined => UNDEFINED,
             Expr::Name(k) => Held::Plain(Value::string(*k)),
             Expr::Str(s) => step(heap, |m| Ok(m.string(s)?.value()))?,
-            Expr::This => self.lookup(heap, scope, Key::new("this"))?,
+            Expr::This => self.lookup(heap, scope, self.this_key)?,
             Expr::Var(name) => self.lookup(heap, scope, *name)?,
             Expr::Array(items) => {
                 let arr = step(heap, |m| Ok(m.array()?.value()))?;
@@ -378,7 +383,7 @@ impl Interp {
     }
 
     fn call(&mut self, heap: &mut Heap, f: &Held, this: Held, args: &[Held]) -> R<Held> {
-        let (ck, sk) = (self.code_key, self.scope_key);
+        let (ck, sk, this_key) = (self.code_key, self.scope_key, self.this_key);
         let Some(fo) = f.get(heap).as_object() else {
             return throw(format!(
                 "TypeError: {} is not a function",
@@ -394,7 +399,7 @@ impl Interp {
                 let h = m.heap();
                 let fo = f.get(h).as_object().unwrap();
                 let s = m.object_with_proto(fo.get(sk)?.as_object())?;
-                s.set("this", this.get(h))?;
+                s.set(this_key, this.get(h))?;
                 for (i, p) in def.params.iter().enumerate() {
                     s.set(*p, args.get(i).map_or(Value::UNDEFINED, |a| a.get(h)))?;
                 }
@@ -474,8 +479,10 @@ fn get_property<'h>(m: &mut Mutator<'h>, o: Value<'h>, k: Value<'h>) -> R<Value<
 
 fn binary<'h>(m: &mut Mutator<'h>, op: &str, a: Value<'h>, b: Value<'h>) -> R<Value<'h>> {
     let stringy = |v: Value<'_>| v.as_str().is_some();
+    // ToPrimitive of an object is its text here (no valueOf).
+    let texty = |v: Value<'_>| stringy(v) || v.as_object().is_some();
     Ok(match op {
-        "+" if stringy(a) || stringy(b) => {
+        "+" if texty(a) || texty(b) => {
             let text = to_text(a)? + &to_text(b)?;
             m.string(&text)?.value()
         }
@@ -604,6 +611,7 @@ pub fn run(src: &str, gc_every: u64) -> Result<Outcome, String> {
         funcs,
         code_key: symbols.0[0],
         scope_key: symbols.0[1],
+        this_key: Key::new("this"),
         _symbols: symbols.1,
         gc_every,
         allocated_at_gc: 0,

@@ -13,7 +13,7 @@
 //!
 //! It runs embedded programs, compares each one's output with the expected text, once
 //! collecting at every statement and once every `GC_EVERY` cells, and exits non-zero on a
-//! mismatch. `cargo run -p memlayout-gc-object --example tiny_js [garbage-iterations]`
+//! mismatch. `cargo run -p memlayout-gc-object --example tiny_js [garbage-iterations | --file PATH]`
 
 mod interp;
 mod parse;
@@ -134,10 +134,44 @@ fn programs(garbage: u32) -> Vec<(&'static str, String, &'static str, Option<&'s
     ]
 }
 
+/// `tiny_js --file PATH`: runs a script (collecting every `GC_EVERY` cells), prints its
+/// output, its error and how many collections ran.
+fn run_file(path: &str) -> ExitCode {
+    let src = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("reading {path}: {e}"));
+    let start = std::time::Instant::now();
+    match run(&src, GC_EVERY) {
+        Ok(o) => {
+            print!("{}", o.output);
+            let took = start.elapsed();
+            eprintln!(
+                "{} collections, {} cells freed, {took:?}",
+                o.collections, o.freed
+            );
+            match o.error {
+                Some(e) => {
+                    eprintln!("uncaught {e}");
+                    ExitCode::FAILURE
+                }
+                None => ExitCode::SUCCESS,
+            }
+        }
+        Err(e) => {
+            eprintln!("{e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
 fn main() -> ExitCode {
-    let garbage: u32 = std::env::args()
-        .nth(1)
-        .map_or(3000, |a| a.parse().expect("a count"));
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if let [flag, path] = args.as_slice()
+        && flag == "--file"
+    {
+        return run_file(path);
+    }
+    let garbage: u32 = args
+        .first()
+        .map_or(3000, |a| a.parse().expect("a count, or --file PATH"));
     assert!(
         (2001..=3000).contains(&garbage),
         "the expected output needs 2001..=3000"
