@@ -194,7 +194,11 @@ impl Interp {
                 let v = self.eval(heap, scope, init)?;
                 step(heap, |m| {
                     let h = m.heap();
-                    scope.get(h).as_object().unwrap().set(*name, v.get(h))?;
+                    scope
+                        .get(h)
+                        .as_object()
+                        .expect("scopes are objects")
+                        .set(*name, v.get(h))?;
                     Ok(Value::UNDEFINED)
                 })?;
             }
@@ -252,7 +256,7 @@ impl Interp {
                 let arr = step(heap, |m| Ok(m.array()?.value()))?;
                 for item in items {
                     let v = self.eval(heap, scope, item)?;
-                    let o = arr.get(heap).as_object().unwrap();
+                    let o = arr.get(heap).as_object().expect("made as an array");
                     o.push(v.get(heap))?;
                 }
                 arr
@@ -265,7 +269,11 @@ impl Interp {
                     step(heap, |m| {
                         let h = m.heap();
                         let key = key_of(k.get(h))?;
-                        m.set(obj.get(h).as_object().unwrap(), key, v.get(h))?;
+                        m.set(
+                            obj.get(h).as_object().expect("made as an object"),
+                            key,
+                            v.get(h),
+                        )?;
                         Ok(Value::UNDEFINED)
                     })?;
                 }
@@ -391,13 +399,14 @@ impl Interp {
             ));
         };
         if fo.has_own(ck)? {
-            let def = Rc::clone(&self.funcs[fo.get(ck)?.as_u32().unwrap() as usize]);
+            let def =
+                Rc::clone(&self.funcs[fo.get(ck)?.as_u32().expect("a function index") as usize]);
             if self.depth == MAX_DEPTH {
                 return throw("RangeError: too much recursion".into());
             }
             let call_scope = step(heap, |m| {
                 let h = m.heap();
-                let fo = f.get(h).as_object().unwrap();
+                let fo = f.get(h).as_object().expect("checked above");
                 let s = m.object_with_proto(fo.get(sk)?.as_object())?;
                 s.set(this_key, this.get(h))?;
                 for (i, p) in def.params.iter().enumerate() {
@@ -432,7 +441,11 @@ impl Interp {
             for a in args {
                 list.push(a.get(h))?;
             }
-            Ok(m.call(f.get(h).as_object().unwrap(), this.get(h), list.value())?)
+            Ok(m.call(
+                f.get(h).as_object().expect("checked above"),
+                this.get(h),
+                list.value(),
+            )?)
         })
     }
 }

@@ -93,13 +93,14 @@ fn programs(garbage: u32) -> Vec<(&'static str, String, &'static str, Option<&'s
             let o = {[s1]: "one"};
             o[s2] = "two";
             print(o[s1], o[s2], s1 == s2, s1 == s1, s1, Symbol());
+            print(counter()); // the count survived the collections since the first line
             print(typeof 1, typeof "s", typeof o, typeof null, typeof undefined, typeof s1,
                   typeof print, typeof function() {});
             let f = freeze({x: 1});
             f.x = 2;
             "#
             .into(),
-            "1 2 3\none two false true Symbol(tag) Symbol()\n\
+            "1 2 3\none two false true Symbol(tag) Symbol()\n4\n\
              number string object object undefined symbol function function\n",
             Some("TypeError: property x is not writable"),
         ),
