@@ -129,9 +129,11 @@ impl Heap {
         self.root_value(obj.value())
     }
 
-    /// Roots a value that names a heap cell (an object or a weak reference): it survives
-    /// collections until the [`Root`] is dropped. [`Error::WrongKind`] for values that are
-    /// not cells (numbers, booleans, ...: they need no root).
+    /// Roots a value that names a heap cell (an object, a string value, a symbol, a weak
+    /// reference, a weak map or a finalization registry): it survives collections until
+    /// the [`Root`] is dropped. [`Error::WrongKind`] for values that are not cells
+    /// (numbers, booleans, ...: they need no root; [`Value::as_static`] keeps them without
+    /// the heap's borrow).
     pub fn root_value(&self, v: Value<'_>) -> Result<Root, Error> {
         match v.heap_tag() {
             None => Err(Error::WrongKind),
