@@ -1,11 +1,12 @@
-//! Weakly consistent iteration (both directions), and the by-value iterators.
+//! The word core's iteration: weakly consistent (both directions), and by value. The
+//! public iterators (`crate::iters`) wrap these for the inline path.
 
+use crate::key::Borrow;
 use crate::key::{Key, Pod};
 use crate::pma::map::Map;
 use crate::pma::{FROZEN, Held, Offsets, Pma, Probe, Seek};
-use core::borrow::Borrow;
 use core::marker::PhantomData;
-use core::ops::{Bound, RangeBounds, RangeFull};
+use core::ops::{Bound, RangeBounds};
 use std::sync::Arc;
 
 /// One end of a [`Range`]: a validated position in one leaf of the array the range holds.
@@ -213,7 +214,7 @@ impl<K: Key, V: Pod> Cursor<K, V> {
 /// replaced by a growth or shrink meanwhile, its memory is freed when the iterator moves on
 /// or is dropped), and nothing else: never more than one array (both ends read the same
 /// one; see the crate docs, "Memory"). It allocates nothing.
-pub struct Range<'a, Q: ?Sized, R, K: Key, V: Pod> {
+pub(crate) struct Range<'a, Q: ?Sized, R, K: Key, V: Pod> {
     map: &'a Map<K, V>,
     /// The array both ends read (taken when the range is made, replaced when an end
     /// seeks and finds it no longer current; the other end then seeks again too).
@@ -436,8 +437,8 @@ where
 {
     let in_range = match range.start_bound() {
         Bound::Unbounded => true,
-        Bound::Included(s) => k.borrow() >= s,
-        Bound::Excluded(s) => k.borrow() > s,
+        Bound::Included(s) => Borrow::<Q>::borrow(k) >= s,
+        Bound::Excluded(s) => Borrow::<Q>::borrow(k) > s,
     };
     in_range && front_last.as_ref().is_none_or(|f| k > f)
 }
@@ -452,60 +453,15 @@ where
 {
     let in_range = match range.end_bound() {
         Bound::Unbounded => true,
-        Bound::Included(e) => k.borrow() <= e,
-        Bound::Excluded(e) => k.borrow() < e,
+        Bound::Included(e) => Borrow::<Q>::borrow(k) <= e,
+        Bound::Excluded(e) => Borrow::<Q>::borrow(k) < e,
     };
     in_range && back_last.as_ref().is_none_or(|b| k < b)
 }
 
-/// An iterator over all entries of a [`CobTree`](crate::CobTree), in key order from either
-/// end; weakly consistent as [`Range`] is.
-pub struct Iter<'a, K: Key, V: Pod>(Range<'a, K, RangeFull, K, V>);
-
-impl<'a, K: Key, V: Pod> Iter<'a, K, V> {
-    pub(crate) fn new(map: &'a Map<K, V>) -> Self {
-        Iter(Range::new(map, ..))
-    }
-}
-
-/// The keys of a [`CobTree`](crate::CobTree), in order (see [`Iter`]).
-pub struct Keys<'a, K: Key, V: Pod>(pub(crate) Iter<'a, K, V>);
-/// The values of a [`CobTree`](crate::CobTree), in key order (see [`Iter`]).
-pub struct Values<'a, K: Key, V: Pod>(pub(crate) Iter<'a, K, V>);
-
-macro_rules! forward {
-    ($t:ident, $item:ty, |$e:ident| $map:expr) => {
-        impl<K: Key, V: Pod> Iterator for $t<'_, K, V> {
-            type Item = $item;
-            #[inline]
-            fn next(&mut self) -> Option<$item> {
-                self.0.next().map(|$e| $map)
-            }
-            #[inline]
-            fn fold<B, F: FnMut(B, $item) -> B>(self, init: B, mut f: F) -> B {
-                self.0.fold(init, |acc, $e| f(acc, $map))
-            }
-        }
-        impl<K: Key, V: Pod> DoubleEndedIterator for $t<'_, K, V> {
-            #[inline]
-            fn next_back(&mut self) -> Option<$item> {
-                self.0.next_back().map(|$e| $map)
-            }
-        }
-        impl<K: Key + core::fmt::Debug, V: Pod> core::fmt::Debug for $t<'_, K, V> {
-            fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-                f.debug_struct(stringify!($t)).finish_non_exhaustive()
-            }
-        }
-    };
-}
-forward!(Iter, (K, V), |e| e);
-forward!(Keys, K, |e| e.0);
-forward!(Values, V, |e| e.1);
-
 /// The entries of a [`CobTree`](crate::CobTree) by value, in key order from either end
 /// (`CobTree::into_iter`). The map was owned, so the count is exact.
-pub struct IntoIter<K, V> {
+pub(crate) struct IntoIter<K, V> {
     arr: Arc<Pma<K, V>>,
     /// Forward: the next element is slot `.1` of leaf `.0` (or later).
     front: (usize, usize),
@@ -573,39 +529,3 @@ impl<K: Key + core::fmt::Debug, V: Pod> core::fmt::Debug for IntoIter<K, V> {
             .finish_non_exhaustive()
     }
 }
-
-/// The keys of a [`CobTree`](crate::CobTree) by value, in order (`CobTree::into_keys`).
-pub struct IntoKeys<K, V>(pub(crate) IntoIter<K, V>);
-/// The values of a [`CobTree`](crate::CobTree) by value, in key order
-/// (`CobTree::into_values`).
-pub struct IntoValues<K, V>(pub(crate) IntoIter<K, V>);
-
-macro_rules! forward_owned {
-    ($t:ident, $item:ty, |$e:ident| $map:expr) => {
-        impl<K: Key, V: Pod> Iterator for $t<K, V> {
-            type Item = $item;
-            fn next(&mut self) -> Option<$item> {
-                self.0.next().map(|$e| $map)
-            }
-            fn size_hint(&self) -> (usize, Option<usize>) {
-                self.0.size_hint()
-            }
-        }
-        impl<K: Key, V: Pod> DoubleEndedIterator for $t<K, V> {
-            fn next_back(&mut self) -> Option<$item> {
-                self.0.next_back().map(|$e| $map)
-            }
-        }
-        impl<K: Key, V: Pod> ExactSizeIterator for $t<K, V> {}
-        impl<K: Key, V: Pod> core::iter::FusedIterator for $t<K, V> {}
-        impl<K: Key + core::fmt::Debug, V: Pod> core::fmt::Debug for $t<K, V> {
-            fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-                f.debug_struct(stringify!($t))
-                    .field("left", &self.0.left)
-                    .finish_non_exhaustive()
-            }
-        }
-    };
-}
-forward_owned!(IntoKeys, K, |e| e.0);
-forward_owned!(IntoValues, V, |e| e.1);

@@ -1,6 +1,8 @@
 #![doc = include_str!("../README.md")]
 
+mod boxed;
 mod iter;
+mod iters;
 mod key;
 mod pma;
 #[cfg(feature = "serde")]
@@ -8,46 +10,72 @@ mod serde_impls;
 mod sync;
 mod traits;
 
-pub use iter::{IntoIter, IntoKeys, IntoValues, Iter, Keys, Range, Values};
-pub use key::{Key, MAX_POD_BYTES, Pod};
+pub use boxed::slab::FIRST_CHUNK;
+pub use iters::{IntoIter, IntoKeys, IntoValues, Iter, Keys, Range, Values};
+pub use key::MAX_POD_BYTES;
 pub use pma::{
     CACHE_LINE, FINE_GROWTH_BYTES, KEPT_ARRAY_BYTES, LEAF_BYTES, LOWER_ROOT, MAX_LEAF_CAPACITY,
     MIN_LEAF_CAPACITY, UPPER_ROOT, WIDE_LEAF_FACTOR,
 };
 
+use boxed::BoxMap;
 use core::borrow::Borrow;
 use core::ops::{Bound, RangeBounds};
+use pma::inl::{Inl, Look, is_inline};
+use pma::map::Map;
 
 /// A concurrent ordered map over a packed memory array. Every method takes `&self`.
 ///
-/// See the [crate docs](crate) for the layout, the concurrency protocol and what each
-/// operation guarantees under concurrent use.
-pub struct CobTree<K: Key, V: Pod> {
-    map: pma::map::Map<K, V>,
-    // Send/Sync exactly when K and V are (the storage itself is all atomics).
-    _kv: core::marker::PhantomData<(K, V)>,
+/// Any `K: Ord + Clone + 'static` and `V: Clone + 'static`; plain word types are stored
+/// inline, everything else on the boxed path (see the [crate docs](crate), "Two layouts").
+/// `Send`/`Sync` exactly when `K` and `V` are.
+pub struct CobTree<K, V> {
+    repr: Repr<K, V>,
+}
+
+/// The storage, chosen per type when the map is made ([`is_inline`] folds to a constant,
+/// so each method's `match` has one live arm).
+pub(crate) enum Repr<K, V> {
+    Inline(Map<Inl<K>, Inl<V>>),
+    Boxed(BoxMap<K, V>),
 }
 
 static_assertions::assert_impl_all!(CobTree<u64, u64>: Send, Sync);
-static_assertions::assert_impl_all!(CobTree<[u8; 16], u128>: Send, Sync);
-static_assertions::assert_impl_all!(CobTree<(u32, char), (bool, u64)>: Send, Sync);
+static_assertions::assert_impl_all!(CobTree<[u8; 16], (u64, u64)>: Send, Sync);
+static_assertions::assert_impl_all!(CobTree<String, Vec<u8>>: Send, Sync);
+static_assertions::assert_not_impl_any!(CobTree<std::rc::Rc<u8>, u8>: Send, Sync);
+static_assertions::assert_not_impl_any!(CobTree<u8, std::cell::Cell<u8>>: Sync);
 static_assertions::assert_impl_all!(Range<'static, u64, core::ops::Range<u64>, u64, u64>: Send);
-static_assertions::assert_impl_all!(Iter<'static, u64, u64>: Send);
+static_assertions::assert_impl_all!(Iter<'static, String, u64>: Send);
 
-impl<K: Key, V: Pod> CobTree<K, V> {
+/// Whether `(K, V)` takes the inline path: both plain words.
+#[inline(always)]
+fn inline_kv<K: 'static, V: 'static>() -> bool {
+    is_inline::<K>() && is_inline::<V>()
+}
+
+impl<K: Ord + Clone + 'static, V: Clone + 'static> CobTree<K, V> {
     /// An empty map.
     pub fn new() -> Self {
-        Self::with_leaf_capacity(pma::default_leaf_capacity::<K, V>())
+        Self::build(0, Self::default_cap())
+    }
+
+    fn default_cap() -> usize {
+        if inline_kv::<K, V>() {
+            pma::default_leaf_capacity::<Inl<K>, Inl<V>>()
+        } else {
+            pma::default_leaf_capacity::<Inl<u64>, Inl<u64>>()
+        }
     }
 
     /// An empty map with room for `n` elements before its first resize.
     pub fn with_capacity(n: usize) -> Self {
-        let cap = pma::default_leaf_capacity::<K, V>();
-        Self::build(n, cap)
+        Self::build(n, Self::default_cap())
     }
 
     /// An empty map whose leaves hold `cap` elements (a tuning knob; tests use tiny leaves
-    /// so splits, rebalances, growth and shrinking happen after a few operations).
+    /// so splits, rebalances, growth and shrinking happen after a few operations). On the
+    /// boxed path the leaves hold prefixes.
     ///
     /// # Panics
     /// If `cap` is outside [`MIN_LEAF_CAPACITY`]`..=`[`MAX_LEAF_CAPACITY`].
@@ -61,56 +89,92 @@ impl<K: Key, V: Pod> CobTree<K, V> {
             "CobTree leaf capacity {cap} is outside {MIN_LEAF_CAPACITY}..={MAX_LEAF_CAPACITY}"
         );
         let leaves = n.saturating_mul(2).div_ceil(cap).max(1).next_power_of_two();
-        CobTree {
-            map: pma::map::Map::new(leaves, cap),
-            _kv: core::marker::PhantomData,
-        }
+        let repr = if inline_kv::<K, V>() {
+            Repr::Inline(Map::new(leaves, cap))
+        } else {
+            Repr::Boxed(BoxMap::new(leaves, cap))
+        };
+        CobTree { repr }
+    }
+
+    pub(crate) fn repr(&self) -> &Repr<K, V> {
+        &self.repr
+    }
+
+    /// Whether this map stores its keys and values inline in the array's words (else on
+    /// the boxed path).
+    pub fn is_inline(&self) -> bool {
+        matches!(self.repr, Repr::Inline(_))
     }
 
     /// Elements per narrow leaf of this map. Its arrays alternate between narrow leaves and
     /// wide ones (about [`WIDE_LEAF_FACTOR`] times as large) as the map grows.
     pub fn leaf_capacity(&self) -> usize {
-        self.map.leaf_capacity()
+        match &self.repr {
+            Repr::Inline(m) => m.leaf_capacity(),
+            Repr::Boxed(b) => b.index.leaf_capacity(),
+        }
     }
 
     /// Bytes the map holds on the heap now: its current array and index, and the retired
-    /// arrays it keeps until it drops (see [`KEPT_ARRAY_BYTES`]). Not counted: an array an
-    /// iterator still holds, or a retired one the epoch collector has not freed yet.
+    /// arrays it keeps until it drops (see [`KEPT_ARRAY_BYTES`]); on the boxed path also
+    /// the bucket slots and entry vectors (not what keys and values own themselves). Not
+    /// counted: an array an iterator still holds, or a retired one the epoch collector has
+    /// not freed yet.
     pub fn heap_bytes(&self) -> usize {
-        self.map.heap_bytes()
+        match &self.repr {
+            Repr::Inline(m) => m.heap_bytes(),
+            Repr::Boxed(b) => b.heap_bytes(),
+        }
     }
 
     // ----- single keys -----------------------------------------------------------------
 
-    /// Inserts `k -> v`; returns the previous value of `k`, if any.
+    /// Inserts `k -> v`; returns the previous value of `k`, if any (the stored key is
+    /// kept, as in `BTreeMap`).
     #[inline]
     pub fn insert(&self, k: K, v: V) -> Option<V> {
-        self.map.upsert(k, |_| Some(v))
+        match &self.repr {
+            Repr::Inline(m) => m.upsert(Inl::new(k), |_| Some(Inl::new(v))).map(Inl::get),
+            Repr::Boxed(b) => b.upsert(k, |cur| match cur {
+                Some(old) => (None, Some(core::mem::replace(old, v))),
+                None => (Some(v), None),
+            }),
+        }
     }
 
-    /// The value of `k`.
+    /// The value of `k` (a clone).
     #[inline]
-    pub fn get<Q: ?Sized + Ord>(&self, k: &Q) -> Option<V>
+    pub fn get<Q: ?Sized + Ord + 'static>(&self, k: &Q) -> Option<V>
     where
         K: Borrow<Q>,
     {
-        self.map.get(k).map(|(_, v)| v)
+        match &self.repr {
+            Repr::Inline(m) => m.get(Look::new(k)).map(|(_, v)| v.get()),
+            Repr::Boxed(b) => b.with(k, |_, v| v.clone()),
+        }
     }
 
     /// The stored key equal to `k`, and its value.
-    pub fn get_key_value<Q: ?Sized + Ord>(&self, k: &Q) -> Option<(K, V)>
+    pub fn get_key_value<Q: ?Sized + Ord + 'static>(&self, k: &Q) -> Option<(K, V)>
     where
         K: Borrow<Q>,
     {
-        self.map.get(k)
+        match &self.repr {
+            Repr::Inline(m) => m.get(Look::new(k)).map(|(k, v)| (k.get(), v.get())),
+            Repr::Boxed(b) => b.with(k, |k, v| (k.clone(), v.clone())),
+        }
     }
 
     /// Whether `k` is present.
-    pub fn contains_key<Q: ?Sized + Ord>(&self, k: &Q) -> bool
+    pub fn contains_key<Q: ?Sized + Ord + 'static>(&self, k: &Q) -> bool
     where
         K: Borrow<Q>,
     {
-        self.map.get(k).is_some()
+        match &self.repr {
+            Repr::Inline(m) => m.get(Look::new(k)).is_some(),
+            Repr::Boxed(b) => b.with(k, |_, _| ()).is_some(),
+        }
     }
 
     /// The value of `k`, inserting `v` first if `k` is absent (atomically: of several
@@ -124,34 +188,56 @@ impl<K: Key, V: Pod> CobTree<K, V> {
     /// [`get_or_insert`](Self::get_or_insert); `f` runs at most once, only when `k` is
     /// absent, with `k`'s leaf locked: it must not use this map).
     pub fn get_or_insert_with(&self, k: K, f: impl FnOnce() -> V) -> V {
-        let mut out = None;
-        let old = self.map.upsert(k, |old| match old {
-            Some(_) => None,
-            None => {
-                let v = f();
-                out = Some(v);
-                Some(v)
+        match &self.repr {
+            Repr::Inline(m) => {
+                let mut out = None;
+                let old = m.upsert(Inl::new(k), |old| match old {
+                    Some(_) => None,
+                    None => {
+                        let v = Inl::new(f());
+                        out = Some(v);
+                        Some(v)
+                    }
+                });
+                old.or(out)
+                    .expect("get_or_insert_with: either present or inserted")
+                    .get()
             }
-        });
-        old.or(out)
-            .expect("get_or_insert_with: either present or inserted")
+            Repr::Boxed(b) => b.upsert(k, |cur| match cur {
+                Some(old) => (None, old.clone()),
+                None => {
+                    let v = f();
+                    let c = v.clone();
+                    (Some(v), c)
+                }
+            }),
+        }
     }
 
     /// Inserts `k -> v` if `k` is absent or `pred(&old)` is true, atomically (`pred` runs
     /// with `k`'s leaf locked: it must not use this map). `Ok(previous value)` when it
     /// stored `v`; `Err(current value)` when `pred` refused.
     pub fn insert_if(&self, k: K, v: V, pred: impl FnOnce(&V) -> bool) -> Result<Option<V>, V> {
-        let mut refused = false;
-        let old = self.map.upsert(k, |old| match old {
-            Some(o) if !pred(&o) => {
-                refused = true;
-                None
+        match &self.repr {
+            Repr::Inline(m) => {
+                let mut refused = false;
+                let old = m.upsert(Inl::new(k), |old| match old {
+                    Some(o) if !pred(o.as_ref()) => {
+                        refused = true;
+                        None
+                    }
+                    _ => Some(Inl::new(v)),
+                });
+                match old.map(Inl::get) {
+                    Some(o) if refused => Err(o),
+                    old => Ok(old),
+                }
             }
-            _ => Some(v),
-        });
-        match old {
-            Some(o) if refused => Err(o),
-            old => Ok(old),
+            Repr::Boxed(b) => b.upsert(k, |cur| match cur {
+                Some(old) if !pred(old) => (None, Err(old.clone())),
+                Some(old) => (None, Ok(Some(core::mem::replace(old, v)))),
+                None => (Some(v), Ok(None)),
+            }),
         }
     }
 
@@ -159,8 +245,9 @@ impl<K: Key, V: Pod> CobTree<K, V> {
     /// absent or `pred(&old)` is true (atomically, as [`insert_if`](Self::insert_if)), and
     /// returns the value stored for `k` afterwards.
     pub fn compare_insert(&self, k: K, v: V, pred: impl FnOnce(&V) -> bool) -> V {
+        let stored = v.clone();
         match self.insert_if(k, v, pred) {
-            Ok(_) => v,
+            Ok(_) => stored,
             Err(current) => current,
         }
     }
@@ -168,70 +255,94 @@ impl<K: Key, V: Pod> CobTree<K, V> {
     /// Replaces the value of `k` by `f(&old)` atomically (`f` runs with `k`'s leaf locked: it
     /// must not use this map); returns the new value, or `None` if `k` is absent. Concurrent
     /// updates of one key never lose each other's result.
-    pub fn update<Q: ?Sized + Ord>(&self, k: &Q, f: impl FnOnce(&V) -> V) -> Option<V>
+    pub fn update<Q: ?Sized + Ord + 'static>(&self, k: &Q, f: impl FnOnce(&V) -> V) -> Option<V>
     where
         K: Borrow<Q>,
     {
-        self.map.update(k, f).map(|(_, new)| new)
+        match &self.repr {
+            Repr::Inline(m) => m
+                .update(Look::new(k), |v| Inl::new(f(v.as_ref())))
+                .map(|(_, new)| new.get()),
+            Repr::Boxed(b) => b.update(k, f),
+        }
     }
 
     /// Removes `k`; returns its value, if it was present.
     #[inline]
-    pub fn remove<Q: ?Sized + Ord>(&self, k: &Q) -> Option<V>
+    pub fn remove<Q: ?Sized + Ord + 'static>(&self, k: &Q) -> Option<V>
     where
         K: Borrow<Q>,
     {
-        self.map.remove(k).map(|(_, v)| v)
+        self.remove_entry(k).map(|(_, v)| v)
     }
 
     /// Removes `k`; returns the stored key and its value, if it was present.
-    pub fn remove_entry<Q: ?Sized + Ord>(&self, k: &Q) -> Option<(K, V)>
+    #[inline]
+    pub fn remove_entry<Q: ?Sized + Ord + 'static>(&self, k: &Q) -> Option<(K, V)>
     where
         K: Borrow<Q>,
     {
-        self.map.remove(k)
+        match &self.repr {
+            Repr::Inline(m) => m.remove(Look::new(k)).map(|(k, v)| (k.get(), v.get())),
+            Repr::Boxed(b) => b.remove(k),
+        }
     }
 
     // ----- ends ------------------------------------------------------------------------
 
-    /// The smallest key and its value (linearizable).
+    /// The smallest key and its value (inline path: linearizable; boxed path: read as an
+    /// iterator reads it).
     pub fn first_key_value(&self) -> Option<(K, V)> {
-        self.map.edge(true)
+        match &self.repr {
+            Repr::Inline(m) => m.edge(true).map(|(k, v)| (k.get(), v.get())),
+            Repr::Boxed(_) => self.iter().next(),
+        }
     }
 
-    /// The largest key and its value (linearizable).
+    /// The largest key and its value (as [`first_key_value`](Self::first_key_value)).
     pub fn last_key_value(&self) -> Option<(K, V)> {
-        self.map.edge(false)
+        match &self.repr {
+            Repr::Inline(m) => m.edge(false).map(|(k, v)| (k.get(), v.get())),
+            Repr::Boxed(_) => self.iter().next_back(),
+        }
     }
 
     /// Removes and returns the entry with the smallest key, atomically: two threads never
-    /// pop the same entry, and at the moment it is taken no smaller key is present.
+    /// pop the same entry. Inline path: at the moment it is taken no smaller key is
+    /// present. Boxed path: no smaller key was present when its bucket was found (a
+    /// smaller key inserted concurrently may be present when it is taken).
     pub fn pop_first(&self) -> Option<(K, V)> {
-        self.map.pop(true)
+        match &self.repr {
+            Repr::Inline(m) => m.pop(true).map(|(k, v)| (k.get(), v.get())),
+            Repr::Boxed(b) => b.pop(true),
+        }
     }
 
     /// Removes and returns the entry with the largest key (atomically, as
     /// [`pop_first`](Self::pop_first)).
     pub fn pop_last(&self) -> Option<(K, V)> {
-        self.map.pop(false)
+        match &self.repr {
+            Repr::Inline(m) => m.pop(false).map(|(k, v)| (k.get(), v.get())),
+            Repr::Boxed(b) => b.pop(false),
+        }
     }
 
     /// The entry with the smallest key above `bound` (`Included(k)`: at or above `k`;
     /// `Unbounded`: the first entry), read as an iterator reads it.
-    pub fn lower_bound<Q: ?Sized + Ord>(&self, bound: Bound<&Q>) -> Option<(K, V)>
+    pub fn lower_bound<Q: ?Sized + Ord + 'static>(&self, bound: Bound<&Q>) -> Option<(K, V)>
     where
         K: Borrow<Q>,
     {
-        Range::new(&self.map, (bound, Bound::Unbounded)).next()
+        Range::new(self, (bound, Bound::Unbounded)).next()
     }
 
     /// The entry with the largest key below `bound` (`Included(k)`: at or below `k`;
     /// `Unbounded`: the last entry), read as an iterator reads it.
-    pub fn upper_bound<Q: ?Sized + Ord>(&self, bound: Bound<&Q>) -> Option<(K, V)>
+    pub fn upper_bound<Q: ?Sized + Ord + 'static>(&self, bound: Bound<&Q>) -> Option<(K, V)>
     where
         K: Borrow<Q>,
     {
-        Range::new(&self.map, (Bound::Unbounded, bound)).next_back()
+        Range::new(self, (Bound::Unbounded, bound)).next_back()
     }
 
     // ----- the whole map ---------------------------------------------------------------
@@ -239,7 +350,10 @@ impl<K: Key, V: Pod> CobTree<K, V> {
     /// The number of elements. Exact when no write runs concurrently; while writes run,
     /// each write updates it just after taking effect, so it may lag by those writes.
     pub fn len(&self) -> usize {
-        self.map.len()
+        match &self.repr {
+            Repr::Inline(m) => m.len(),
+            Repr::Boxed(b) => b.len(),
+        }
     }
 
     /// Whether the map has no elements (same caveat as [`len`](Self::len)).
@@ -247,10 +361,14 @@ impl<K: Key, V: Pod> CobTree<K, V> {
         self.len() == 0
     }
 
-    /// Removes every element (readers go on seeing the old contents until the empty array
-    /// is published, in one step).
+    /// Removes every element. Inline path: readers go on seeing the old contents until the
+    /// empty array is published, in one step. Boxed path: bucket by bucket, as
+    /// [`retain`](Self::retain) with a predicate that is always false.
     pub fn clear(&self) {
-        self.map.clear()
+        match &self.repr {
+            Repr::Inline(m) => m.clear(),
+            Repr::Boxed(b) => b.retain(&mut |_, _| false),
+        }
     }
 
     /// The elements with keys in `range`, in key order from either end (weakly
@@ -263,7 +381,7 @@ impl<K: Key, V: Pod> CobTree<K, V> {
     /// Like `BTreeMap::range`: if the start is greater than the end.
     pub fn range<Q, R>(&self, range: R) -> Range<'_, Q, R, K, V>
     where
-        Q: ?Sized + Ord,
+        Q: ?Sized + Ord + 'static,
         R: RangeBounds<Q>,
         K: Borrow<Q>,
     {
@@ -272,12 +390,12 @@ impl<K: Key, V: Pod> CobTree<K, V> {
         {
             assert!(s <= e, "range start is greater than range end in CobTree");
         }
-        Range::new(&self.map, range)
+        Range::new(self, range)
     }
 
     /// All elements in key order from either end (weakly consistent, see [`Range`]).
     pub fn iter(&self) -> Iter<'_, K, V> {
-        Iter::new(&self.map)
+        Iter(Range::new(self, ..))
     }
 
     /// All keys in order (see [`iter`](Self::iter)).
@@ -300,11 +418,15 @@ impl<K: Key, V: Pod> CobTree<K, V> {
         IntoValues(self.into_iter())
     }
 
-    /// Keeps only the elements for which `f` is true. Leaf by leaf, each under its lock
-    /// (`f` must not use this map): every element present for the whole call is visited
-    /// exactly once, in key order; elements inserted meanwhile may or may not be.
+    /// Keeps only the elements for which `f` is true. Leaf by leaf (boxed path: bucket by
+    /// bucket), each under its lock (`f` must not use this map): every element present for
+    /// the whole call is visited exactly once, in key order; elements inserted meanwhile
+    /// may or may not be.
     pub fn retain(&self, mut f: impl FnMut(&K, &V) -> bool) {
-        self.map.retain(&mut f)
+        match &self.repr {
+            Repr::Inline(m) => m.retain(&mut |k: &Inl<K>, v: &Inl<V>| f(k.as_ref(), v.as_ref())),
+            Repr::Boxed(b) => b.retain(&mut f),
+        }
     }
 
     /// Moves every element of `other` into `self` (a value from `other` replaces the value
@@ -321,7 +443,7 @@ impl<K: Key, V: Pod> CobTree<K, V> {
 
     /// Moves the elements with keys at or above `k` into a new map and returns it (same
     /// caveat about concurrent inserts as [`append`](Self::append)).
-    pub fn split_off<Q: ?Sized + Ord>(&self, k: &Q) -> Self
+    pub fn split_off<Q: ?Sized + Ord + 'static>(&self, k: &Q) -> Self
     where
         K: Borrow<Q>,
     {
@@ -332,6 +454,27 @@ impl<K: Key, V: Pod> CobTree<K, V> {
             }
         }
         out
+    }
+
+    /// The inline path's word map (tests of the core).
+    #[cfg(test)]
+    pub(crate) fn words(&self) -> &Map<Inl<K>, Inl<V>> {
+        match &self.repr {
+            Repr::Inline(m) => m,
+            Repr::Boxed(_) => panic!("not an inline map"),
+        }
+    }
+
+    #[cfg(test)]
+    pub(crate) fn from_words(m: Map<Inl<K>, Inl<V>>) -> Self {
+        CobTree {
+            repr: Repr::Inline(m),
+        }
+    }
+
+    /// The storage, taken for the by-value iterators.
+    pub(crate) fn into_repr(self) -> Repr<K, V> {
+        self.repr
     }
 }
 

@@ -170,18 +170,19 @@ pub(crate) fn fits(total: usize, m: usize, cap: usize, level: u32, height: u32) 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::pma::inl::Inl;
 
     #[test]
     fn growth_sequence_steps_up() {
         // The shipped `u64 -> u64` leaves (loom and Miri builds use smaller defaults).
-        assert_eq!(wide_capacity::<u64, u64>(62), 94);
+        assert_eq!(wide_capacity::<Inl<u64>, Inl<u64>>(62), 94);
         // 1 KiB narrow leaves: the wide steps start at 4 MiB of them.
-        assert_eq!(fine_growth_leaves::<u64, u64>(62), 4096);
+        assert_eq!(fine_growth_leaves::<Inl<u64>, Inl<u64>>(62), 4096);
         for cap in [4usize, 5, 7, 30, 62, 66, 126, 1000] {
-            for fine_from in [1, 4, fine_growth_leaves::<u64, u64>(cap)] {
+            for fine_from in [1, 4, fine_growth_leaves::<Inl<u64>, Inl<u64>>(cap)] {
                 let gr = Growth {
                     narrow: cap,
-                    wide: wide_capacity::<u64, u64>(cap),
+                    wide: wide_capacity::<Inl<u64>, Inl<u64>>(cap),
                     fine_from,
                 };
                 assert!(cap < gr.wide && gr.wide < 2 * cap, "{gr:?}");

@@ -4,9 +4,9 @@
 //! checking bounds at every field.
 
 use super::{COUNT_MASK, FENCES, HI_INF, LO_NEG_INF, META, Pma, VERSION, copy_words, load, search};
+use crate::key::Borrow;
 use crate::key::{Key, Pod};
 use crate::sync::{AtomicU64, Ordering};
-use core::borrow::Borrow;
 use core::cmp::Ordering as Cmp;
 use core::marker::PhantomData;
 
@@ -80,9 +80,9 @@ impl<K: Key, V: Pod> Leaf<'_, K, V> {
     where
         K: Borrow<Q>,
     {
-        if meta & LO_NEG_INF == 0 && k < self.lo().borrow() {
+        if meta & LO_NEG_INF == 0 && k < Borrow::<Q>::borrow(&self.lo()) {
             Cmp::Less
-        } else if meta & HI_INF == 0 && k >= self.hi().borrow() {
+        } else if meta & HI_INF == 0 && k >= Borrow::<Q>::borrow(&self.hi()) {
             Cmp::Greater
         } else {
             Cmp::Equal
@@ -129,12 +129,12 @@ impl<K: Key, V: Pod> Leaf<'_, K, V> {
         K: Borrow<Q>,
     {
         // Appends (sorted input) go past the last key: one comparison, not a search.
-        if n == 0 || self.key(n - 1).borrow() < k {
+        if n == 0 || Borrow::<Q>::borrow(&self.key(n - 1)) < k {
             return Err(n);
         }
         if binary {
             let s = search::<K, Q>(self.ks, n, k);
-            return match self.key(s).borrow().cmp(k) {
+            return match Borrow::<Q>::borrow(&self.key(s)).cmp(k) {
                 Cmp::Equal => Ok(s),
                 Cmp::Less => Err(s + 1),
                 Cmp::Greater => Err(s),
@@ -142,8 +142,12 @@ impl<K: Key, V: Pod> Leaf<'_, K, V> {
         }
         for s in 0..n {
             let x = self.key(s);
-            if x.borrow() >= k {
-                return if x.borrow() == k { Ok(s) } else { Err(s) };
+            if Borrow::<Q>::borrow(&x) >= k {
+                return if Borrow::<Q>::borrow(&x) == k {
+                    Ok(s)
+                } else {
+                    Err(s)
+                };
             }
         }
         Err(n)

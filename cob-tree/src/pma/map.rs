@@ -14,9 +14,9 @@ use super::rebuild::Pack;
 use super::{
     Geometry, Growth, Guard, Held, LOWER_ROOT, Pma, Root, UPPER_ROOT, Upsert, collect, fits, pin,
 };
+use crate::key::Borrow;
 use crate::key::{Key, Pod};
 use crate::sync::{AtomicU64, Mutex, Ordering, lock, spin_wait};
-use core::borrow::Borrow;
 use core::cmp::Ordering as Cmp;
 use crossbeam_utils::CachePadded;
 
@@ -460,6 +460,41 @@ impl<K: Key, V: Pod> Map<K, V> {
         self.remove_with(k, |pma, j| pma.leaf_remove(j, k))
     }
 
+    /// Removes `k` if `pred(&value)` says so, deciding under the leaf's lock (`pred` runs
+    /// there, exactly once if `k` is present; if it panics the leaf unlocks unchanged).
+    /// `None`: absent; `Some(Ok(entry))`: removed; `Some(Err(value))`: kept.
+    pub(crate) fn remove_if<Q: ?Sized + Ord>(
+        &self,
+        k: &Q,
+        pred: impl FnOnce(&V) -> bool,
+    ) -> Option<Result<(K, V), V>>
+    where
+        K: Borrow<Q>,
+    {
+        let guard = pin();
+        let mut spins = 0;
+        let mut pred = Some(pred);
+        let (r, j, geo) = loop {
+            let pma = self.root.load(&guard);
+            if let Some(j) = Self::lock_owner(pma, k) {
+                let lock = LeafLock { pma, j };
+                let p = pred.take().expect("remove_if: the predicate runs once");
+                let r = pma.leaf_remove_if(j, k, p);
+                drop(lock);
+                break (r, j, pma.geometry());
+            }
+            spin_wait(&mut spins);
+        };
+        drop(guard);
+        match r? {
+            Ok((rk, rv, left)) => {
+                self.removed(j, left, geo);
+                Some(Ok((rk, rv)))
+            }
+            Err(v) => Some(Err(v)),
+        }
+    }
+
     /// Rebuilds the array smaller if it is below the lower root density.
     #[inline(never)]
     fn shrink(&self) {
@@ -700,6 +735,7 @@ impl<K: Key, V: Pod> Map<K, V> {
 mod tests {
     use super::*;
     use crate::CobTree;
+    use crate::pma::inl::Inl;
 
     /// Readers never wait on a rebuild: a reader thread keeps reading stable keys while a
     /// writer appends keys past them, forcing growth after growth (each copying the whole
@@ -719,8 +755,8 @@ mod tests {
             t.insert(k * 2, k);
         }
         let geometry = |t: &CobTree<u64, u64>| {
-            let g = t.map.guard();
-            t.map.pma(&g).geometry()
+            let g = t.words().guard();
+            t.words().pma(&g).geometry()
         };
         let start = geometry(&t);
         let done = crate::sync::AtomicBool::new(false);
@@ -736,7 +772,8 @@ mod tests {
                     x ^= x << 17;
                     let k = x % stable;
                     let at = std::time::Instant::now();
-                    let (r, n) = t.map.get_counting(&(k * 2));
+                    let (r, n) = t.words().get_counting(&Inl::new(k * 2));
+                    let r = r.map(|(a, b)| (a.get(), b.get()));
                     longest = longest.max(at.elapsed());
                     assert_eq!(r, Some((k * 2, k)), "stable key {} missed", k * 2);
                     (gets, retries) = (gets + 1, retries + n);
@@ -774,13 +811,10 @@ mod tests {
         for &cap in caps {
             let growth = Growth {
                 narrow: cap,
-                wide: wide_capacity::<u32, u32>(cap),
+                wide: wide_capacity::<Inl<u32>, Inl<u32>>(cap),
                 fine_from: 1,
             };
-            let t: CobTree<u32, u32> = CobTree {
-                map: Map::with_growth(1, growth),
-                _kv: core::marker::PhantomData,
-            };
+            let t: CobTree<u32, u32> = CobTree::from_words(Map::with_growth(1, growth));
             let mut m = BTreeMap::new();
             let (mut wide_arrays, mut most, mut shrunk) = (0, 0, false);
             let mut x = 0x2545_f491_4f6c_dd1d_u64 ^ cap as u64;
@@ -817,8 +851,8 @@ mod tests {
                     }
                     _ => assert_eq!(t.remove(&k), m.remove(&k)),
                 }
-                let guard = t.map.guard();
-                let g = t.map.pma(&guard).geometry();
+                let guard = t.words().guard();
+                let g = t.words().pma(&guard).geometry();
                 wide_arrays += usize::from(g.cap == growth.wide);
                 shrunk |= g.leaves * g.cap < most;
                 most = most.max(g.leaves * g.cap);
@@ -831,8 +865,8 @@ mod tests {
             keys.sort_by_key(|k| k.wrapping_mul(0x9e37_79b9));
             for k in keys {
                 assert_eq!(t.remove(&k), m.remove(&k));
-                let guard = t.map.guard();
-                let g = t.map.pma(&guard).geometry();
+                let guard = t.words().guard();
+                let g = t.words().pma(&guard).geometry();
                 shrunk |= g.leaves * g.cap < most;
             }
             assert!(t.is_empty() && t.iter().next().is_none());

@@ -26,6 +26,7 @@
 
 pub(crate) mod geometry;
 mod hint;
+pub(crate) mod inl;
 mod leaf;
 pub(crate) mod map;
 mod read;
@@ -44,9 +45,9 @@ pub use root::KEPT_ARRAY_BYTES;
 pub(crate) use root::{Guard, Held, Root, collect, pin};
 pub(crate) use write::Upsert;
 
+use crate::key::Borrow;
 use crate::key::{Key, Pod};
 use crate::sync::{AtomicU64, AtomicUsize, Ordering, fence};
-use core::borrow::Borrow;
 use core::cmp::Ordering as Cmp;
 use core::marker::PhantomData;
 
@@ -190,7 +191,7 @@ impl<K: Key, V: Pod> Pma<K, V> {
         for p in 1..leaves {
             pma.store_words(
                 pma.index_span(p * K::WORDS, K::WORDS),
-                K::MAX.to_words(),
+                K::greatest().to_words(),
                 K::WORDS,
             );
         }
@@ -377,9 +378,9 @@ impl<K: Key, V: Pod> Pma<K, V> {
     where
         K: Borrow<Q>,
     {
-        if meta & LO_NEG_INF == 0 && k < self.lo(j).borrow() {
+        if meta & LO_NEG_INF == 0 && k < Borrow::<Q>::borrow(&self.lo(j)) {
             Cmp::Less
-        } else if meta & HI_INF == 0 && k >= self.hi(j).borrow() {
+        } else if meta & HI_INF == 0 && k >= Borrow::<Q>::borrow(&self.hi(j)) {
             Cmp::Greater
         } else {
             Cmp::Equal
@@ -393,9 +394,9 @@ impl<K: Key, V: Pod> Pma<K, V> {
     where
         K: Borrow<Q>,
     {
-        if meta & LO_NEG_INF == 0 && k <= self.lo(j).borrow() {
+        if meta & LO_NEG_INF == 0 && k <= Borrow::<Q>::borrow(&self.lo(j)) {
             Cmp::Less
-        } else if meta & HI_INF == 0 && k > self.hi(j).borrow() {
+        } else if meta & HI_INF == 0 && k > Borrow::<Q>::borrow(&self.hi(j)) {
             Cmp::Greater
         } else {
             Cmp::Equal
@@ -547,7 +548,7 @@ impl<K: Key, V: Pod> Pma<K, V> {
         for (i, x) in w.iter_mut().enumerate().take(K::WORDS) {
             *x = self.tail_lo[i].load(Ordering::Relaxed);
         }
-        if k >= K::from_words(w).borrow() {
+        if k >= Borrow::<Q>::borrow(&K::from_words(w)) {
             return live - 1;
         }
         // `height` levels of a perfect tree of `leaves - 1` nodes: `p < leaves` throughout,
@@ -563,11 +564,11 @@ impl<K: Key, V: Pod> Pma<K, V> {
                 for line in 0..2 * K::WORDS {
                     hint::prefetch_at(idx, 16 * p * K::WORDS + WORDS_PER_LINE * line);
                 }
-                p = 2 * p + usize::from(load::<K>(idx, p & mask).borrow() <= k);
+                p = 2 * p + usize::from(Borrow::<Q>::borrow(&load::<K>(idx, p & mask)) <= k);
             }
         } else {
             for _ in 0..self.height {
-                p = 2 * p + usize::from(load::<K>(idx, p & mask).borrow() <= k);
+                p = 2 * p + usize::from(Borrow::<Q>::borrow(&load::<K>(idx, p & mask)) <= k);
             }
         }
         // After `height` levels `p` is the external node in `leaves..2 * leaves` whose
@@ -707,7 +708,11 @@ fn search<K: Key + Borrow<Q>, Q: ?Sized + Ord>(ks: &[AtomicU64], n: usize, k: &Q
     while size > 1 {
         let half = size / 2;
         let mid = base + half;
-        base = core::hint::select_unpredictable(load::<K>(ks, mid).borrow() <= k, mid, base);
+        base = core::hint::select_unpredictable(
+            Borrow::<Q>::borrow(&load::<K>(ks, mid)) <= k,
+            mid,
+            base,
+        );
         size -= half;
     }
     base
@@ -770,11 +775,12 @@ fn copy_words(ws: &[AtomicU64], src: usize, dst: usize, len: usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::pma::inl::{Inl, Look};
 
     #[test]
     fn eytzinger_rank_round_trip() {
         for leaves in [2usize, 4, 8, 64, 1024] {
-            let p: Pma<u64, u64> = Pma::new_empty(leaves, 4);
+            let p: Pma<Inl<u64>, Inl<u64>> = Pma::new_empty(leaves, 4);
             let mut seen = vec![false; leaves];
             for r in 0..leaves - 1 {
                 let pos = p.pos_of_rank(r);
@@ -788,11 +794,15 @@ mod tests {
 
     #[test]
     fn locate_finds_owner() {
-        let elems = (0..1000u64).map(|i| (i * 3, i));
-        let p: Pma<u64, u64> = Pma::build(256, 8, 1000, elems, false);
+        let elems = (0..1000u64).map(|i| (Inl::new(i * 3), Inl::new(i)));
+        let p: Pma<Inl<u64>, Inl<u64>> = Pma::build(256, 8, 1000, elems, false);
         for k in 0..3000u64 {
-            let j = p.locate(&k);
-            assert_eq!(p.owns_locked(j, &k), Cmp::Equal, "key {k} leaf {j}");
+            let j = p.locate(Look::new(&k));
+            assert_eq!(
+                p.owns_locked(j, Look::new(&k)),
+                Cmp::Equal,
+                "key {k} leaf {j}"
+            );
         }
     }
 

@@ -2,10 +2,10 @@
 //! acquire fence -> version again. Readers write nothing shared.
 
 use super::{FENCES, FROZEN, HI_INF, LO_NEG_INF, Pma, Probe, VERSION, load, search};
+use crate::key::Borrow;
 use crate::key::{Key, Pod};
 use crate::sync::AtomicU64;
 use crate::sync::{Ordering, fence};
-use core::borrow::Borrow;
 use core::cmp::Ordering as Cmp;
 use core::ops::Bound;
 
@@ -63,7 +63,7 @@ impl<K: Key, V: Pod> Pma<K, V> {
             if side == Cmp::Equal && n > 0 {
                 let s = search::<K, Q>(l.ks, n, k);
                 let key = l.key(s);
-                if key.borrow() == k {
+                if Borrow::<Q>::borrow(&key) == k {
                     found = Some((key, l.val(s)));
                 }
             }
@@ -122,9 +122,9 @@ impl<K: Key, V: Pod> Pma<K, V> {
                 let s = search::<K, Q>(ks, n, k);
                 let x = load::<K>(ks, s);
                 s + usize::from(if incl {
-                    x.borrow() <= k
+                    Borrow::<Q>::borrow(&x) <= k
                 } else {
-                    x.borrow() < k
+                    Borrow::<Q>::borrow(&x) < k
                 })
             };
             slot = match (at, front) {
@@ -134,7 +134,7 @@ impl<K: Key, V: Pod> Pma<K, V> {
                 // that read the previous leaf to its end resumes at this leaf's lower
                 // fence: slot 0, no search.
                 (Bound::Included(k), true)
-                    if meta & LO_NEG_INF == 0 && self.lo(j).borrow() == k =>
+                    if meta & LO_NEG_INF == 0 && Borrow::<Q>::borrow(&self.lo(j)) == k =>
                 {
                     0
                 }

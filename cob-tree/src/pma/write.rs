@@ -3,9 +3,9 @@
 
 use super::geometry::append_fill;
 use super::{FENCES, HI_INF, META, Pma, copy_words};
+use crate::key::Borrow;
 use crate::key::{Key, Pod};
 use crate::sync::Ordering;
-use core::borrow::Borrow;
 use core::cmp::Ordering as Cmp;
 
 /// What [`Pma::leaf_upsert`] did.
@@ -119,6 +119,29 @@ impl<K: Key, V: Pod> Pma<K, V> {
         let s = l.find(n, k, !self.prefetch).ok()?;
         let (k, v) = l.take(meta, n, s);
         Some((k, v, n - 1))
+    }
+
+    /// Removes `k` from locked leaf `j` if `pred(&value)` (run before anything changes);
+    /// `Ok((key, value, new count))` when removed, `Err(value)` when kept.
+    pub(crate) fn leaf_remove_if<Q: ?Sized + Ord>(
+        &self,
+        j: usize,
+        k: &Q,
+        pred: impl FnOnce(&V) -> bool,
+    ) -> Option<Result<(K, V, usize), V>>
+    where
+        K: Borrow<Q>,
+    {
+        let l = self.leaf(j);
+        let meta = l.meta();
+        let n = l.count_of(meta);
+        let s = l.find(n, k, !self.prefetch).ok()?;
+        let v = l.val(s);
+        if !pred(&v) {
+            return Some(Err(v));
+        }
+        let (k, v) = l.take(meta, n, s);
+        Some(Ok((k, v, n - 1)))
     }
 
     /// Removes slot `s` of the `n` elements of locked leaf `j`.

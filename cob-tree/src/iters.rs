@@ -1,0 +1,219 @@
+//! The public iterators: each wraps the inline path's word iterator (`crate::iter`) or the
+//! boxed path's (`crate::boxed::iter`), picked by the map's storage.
+
+use crate::pma::inl::{Inl, Look, LookRange};
+use crate::{CobTree, Repr};
+use core::borrow::Borrow;
+use core::ops::{RangeBounds, RangeFull};
+
+/// An iterator over the entries of a [`CobTree`] in a range of keys, in key order from
+/// either end, yielding copies (clones) `(K, V)`.
+///
+/// **Weakly consistent**, as `crossbeam_skiplist::SkipMap`'s iterators: it never yields a
+/// key that was removed before the iterator reached the key's position, and it yields
+/// every key present for the whole iteration exactly once, in order (from both ends, the
+/// two meet without overlap). Keys inserted or removed during the iteration may or may not
+/// be seen.
+///
+/// Inline path: it holds no epoch pin and allocates nothing; a long-held one keeps alive
+/// the one array it last read, nothing else (see the crate docs, "Memory"). Boxed path: it
+/// clones one bucket at a time into a buffer it reuses.
+pub struct Range<'a, Q: ?Sized, R, K: Ord + 'static, V: 'static>(RangeRepr<'a, Q, R, K, V>);
+
+enum RangeRepr<'a, Q: ?Sized, R, K: Ord + 'static, V: 'static> {
+    Inline(crate::iter::Range<'a, Look<Q>, LookRange<R>, Inl<K>, Inl<V>>),
+    Boxed(crate::boxed::iter::Range<'a, Q, R, K, V>),
+}
+
+impl<'a, Q, R, K, V> Range<'a, Q, R, K, V>
+where
+    Q: ?Sized + Ord + 'static,
+    R: RangeBounds<Q>,
+    K: Ord + Clone + Borrow<Q> + 'static,
+    V: Clone + 'static,
+{
+    pub(crate) fn new(t: &'a CobTree<K, V>, range: R) -> Self {
+        Range(match t.repr() {
+            Repr::Inline(m) => RangeRepr::Inline(crate::iter::Range::new(m, LookRange(range))),
+            Repr::Boxed(b) => RangeRepr::Boxed(crate::boxed::iter::Range::new(b, range)),
+        })
+    }
+}
+
+impl<Q, R, K, V> Iterator for Range<'_, Q, R, K, V>
+where
+    Q: ?Sized + Ord + 'static,
+    R: RangeBounds<Q>,
+    K: Ord + Clone + Borrow<Q> + 'static,
+    V: Clone + 'static,
+{
+    type Item = (K, V);
+
+    #[inline]
+    fn next(&mut self) -> Option<(K, V)> {
+        match &mut self.0 {
+            RangeRepr::Inline(r) => r.next().map(|(k, v)| (k.get(), v.get())),
+            RangeRepr::Boxed(r) => r.next(),
+        }
+    }
+
+    #[inline]
+    fn fold<B, F: FnMut(B, (K, V)) -> B>(self, init: B, mut f: F) -> B {
+        match self.0 {
+            RangeRepr::Inline(r) => r.fold(init, |acc, (k, v)| f(acc, (k.get(), v.get()))),
+            RangeRepr::Boxed(r) => r.fold(init, f),
+        }
+    }
+}
+
+impl<Q, R, K, V> DoubleEndedIterator for Range<'_, Q, R, K, V>
+where
+    Q: ?Sized + Ord + 'static,
+    R: RangeBounds<Q>,
+    K: Ord + Clone + Borrow<Q> + 'static,
+    V: Clone + 'static,
+{
+    #[inline]
+    fn next_back(&mut self) -> Option<(K, V)> {
+        match &mut self.0 {
+            RangeRepr::Inline(r) => r.next_back().map(|(k, v)| (k.get(), v.get())),
+            RangeRepr::Boxed(r) => r.next_back(),
+        }
+    }
+}
+
+impl<Q: ?Sized, R, K: Ord + 'static, V: 'static> core::fmt::Debug for Range<'_, Q, R, K, V> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Range").finish_non_exhaustive()
+    }
+}
+
+/// An iterator over all entries of a [`CobTree`], in key order from either end; weakly
+/// consistent as [`Range`] is.
+pub struct Iter<'a, K: Ord + 'static, V: 'static>(pub(crate) Range<'a, K, RangeFull, K, V>);
+/// The keys of a [`CobTree`], in order (see [`Iter`]).
+pub struct Keys<'a, K: Ord + 'static, V: 'static>(pub(crate) Iter<'a, K, V>);
+/// The values of a [`CobTree`], in key order (see [`Iter`]).
+pub struct Values<'a, K: Ord + 'static, V: 'static>(pub(crate) Iter<'a, K, V>);
+
+macro_rules! forward {
+    ($t:ident, $item:ty, |$e:ident| $map:expr) => {
+        impl<K: Ord + Clone + 'static, V: Clone + 'static> Iterator for $t<'_, K, V> {
+            type Item = $item;
+            #[inline]
+            fn next(&mut self) -> Option<$item> {
+                self.0.next().map(|$e| $map)
+            }
+            #[inline]
+            fn fold<B, F: FnMut(B, $item) -> B>(self, init: B, mut f: F) -> B {
+                self.0.fold(init, |acc, $e| f(acc, $map))
+            }
+        }
+        impl<K: Ord + Clone + 'static, V: Clone + 'static> DoubleEndedIterator for $t<'_, K, V> {
+            #[inline]
+            fn next_back(&mut self) -> Option<$item> {
+                self.0.next_back().map(|$e| $map)
+            }
+        }
+        impl<K: Ord + 'static, V: 'static> core::fmt::Debug for $t<'_, K, V> {
+            fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+                f.debug_struct(stringify!($t)).finish_non_exhaustive()
+            }
+        }
+    };
+}
+forward!(Iter, (K, V), |e| e);
+forward!(Keys, K, |e| e.0);
+forward!(Values, V, |e| e.1);
+
+/// The entries of a [`CobTree`] by value, in key order from either end
+/// (`CobTree::into_iter`). The map was owned, so the count is exact.
+pub struct IntoIter<K: Ord + 'static, V: 'static>(IntoRepr<K, V>);
+
+enum IntoRepr<K: Ord + 'static, V: 'static> {
+    Inline(crate::iter::IntoIter<Inl<K>, Inl<V>>),
+    Boxed(std::vec::IntoIter<(K, V)>),
+}
+
+impl<K: Ord + Clone + 'static, V: Clone + 'static> IntoIter<K, V> {
+    pub(crate) fn new(t: CobTree<K, V>) -> Self {
+        let len = t.len();
+        IntoIter(match t.into_repr() {
+            Repr::Inline(mut m) => {
+                IntoRepr::Inline(crate::iter::IntoIter::new(m.take_array(), len))
+            }
+            Repr::Boxed(mut b) => IntoRepr::Boxed(b.drain().into_iter()),
+        })
+    }
+}
+
+impl<K: Ord + 'static, V: 'static> Iterator for IntoIter<K, V> {
+    type Item = (K, V);
+    fn next(&mut self) -> Option<(K, V)> {
+        match &mut self.0 {
+            IntoRepr::Inline(r) => r.next().map(|(k, v)| (k.get(), v.get())),
+            IntoRepr::Boxed(r) => r.next(),
+        }
+    }
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        match &self.0 {
+            IntoRepr::Inline(r) => r.size_hint(),
+            IntoRepr::Boxed(r) => r.size_hint(),
+        }
+    }
+}
+
+impl<K: Ord + 'static, V: 'static> DoubleEndedIterator for IntoIter<K, V> {
+    fn next_back(&mut self) -> Option<(K, V)> {
+        match &mut self.0 {
+            IntoRepr::Inline(r) => r.next_back().map(|(k, v)| (k.get(), v.get())),
+            IntoRepr::Boxed(r) => r.next_back(),
+        }
+    }
+}
+
+impl<K: Ord + 'static, V: 'static> ExactSizeIterator for IntoIter<K, V> {}
+impl<K: Ord + 'static, V: 'static> core::iter::FusedIterator for IntoIter<K, V> {}
+
+impl<K: Ord + 'static, V: 'static> core::fmt::Debug for IntoIter<K, V> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("IntoIter")
+            .field("left", &self.size_hint().0)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The keys of a [`CobTree`] by value, in order (`CobTree::into_keys`).
+pub struct IntoKeys<K: Ord + 'static, V: 'static>(pub(crate) IntoIter<K, V>);
+/// The values of a [`CobTree`] by value, in key order (`CobTree::into_values`).
+pub struct IntoValues<K: Ord + 'static, V: 'static>(pub(crate) IntoIter<K, V>);
+
+macro_rules! forward_owned {
+    ($t:ident, $item:ty, |$e:ident| $map:expr) => {
+        impl<K: Ord + 'static, V: 'static> Iterator for $t<K, V> {
+            type Item = $item;
+            fn next(&mut self) -> Option<$item> {
+                self.0.next().map(|$e| $map)
+            }
+            fn size_hint(&self) -> (usize, Option<usize>) {
+                self.0.size_hint()
+            }
+        }
+        impl<K: Ord + 'static, V: 'static> DoubleEndedIterator for $t<K, V> {
+            fn next_back(&mut self) -> Option<$item> {
+                self.0.next_back().map(|$e| $map)
+            }
+        }
+        impl<K: Ord + 'static, V: 'static> ExactSizeIterator for $t<K, V> {}
+        impl<K: Ord + 'static, V: 'static> core::iter::FusedIterator for $t<K, V> {}
+        impl<K: Ord + 'static, V: 'static> core::fmt::Debug for $t<K, V> {
+            fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+                f.debug_struct(stringify!($t))
+                    .field("left", &self.0.size_hint().0)
+                    .finish_non_exhaustive()
+            }
+        }
+    };
+}
+forward_owned!(IntoKeys, K, |e| e.0);
+forward_owned!(IntoValues, V, |e| e.1);

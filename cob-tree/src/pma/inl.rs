@@ -1,0 +1,345 @@
+//! The inline storage choice: which key and value types live in the array's atomic words,
+//! and the one type, [`Inl<T>`], through which the word core sees them.
+//!
+//! A [`CobTree<K, V>`](crate::CobTree) accepts every `K: Ord + Clone` and `V: Clone`. Types
+//! whose bytes *are* the whole value (no pointers, no `Drop`, no padding) and fit
+//! [`MAX_POD_BYTES`](crate::MAX_POD_BYTES) are stored inline, as today; the choice is made
+//! per type by comparing its `TypeId` with the list in [`is_inline`], which the compiler
+//! folds to a constant (so the choice costs nothing at run time). Everything else takes the
+//! boxed path (`crate::boxed`).
+//!
+//! ```text
+//!  Inl<T>: [u64; 2] words, T's bytes at offset 0, the rest zero
+//!  +---------------------------+---------------------------+
+//!  | word 0: bytes 0..8 of T   | word 1: bytes 8..16 of T  |   WORDS = ceil(size_of T / 8)
+//!  +---------------------------+---------------------------+
+//! ```
+//!
+//! Why the list is closed: readers copy words out of leaves while writers move them, so
+//! every word pattern the core may combine must be *some* valid `T` (a torn or stale read
+//! is only thrown away after it was compared). That holds for the integers, byte arrays,
+//! `()` and the padding-free pairs of integers listed below (pairs with `char` or `bool`
+//! are not: a tuple's field offsets are unspecified, so one half could not be normalised); `bool` and `char` are normalised
+//! when read. `u128`/`i128` are not listed: their alignment (16) is above the words'
+//! (8), so a reference into the words could not be a `&u128`; they take the boxed path.
+
+use core::any::TypeId;
+use core::cmp::Ordering;
+use core::marker::PhantomData;
+
+/// Whether `T` is stored inline. Folded to a constant in optimised builds.
+#[inline(always)]
+pub(crate) fn is_inline<T: 'static>() -> bool {
+    let t = TypeId::of::<T>();
+    macro_rules! any_of {
+        ($($ty:ty),* $(,)?) => { false $(|| t == TypeId::of::<$ty>())* };
+    }
+    any_of!(
+        (),
+        u8,
+        u16,
+        u32,
+        u64,
+        usize,
+        i8,
+        i16,
+        i32,
+        i64,
+        isize,
+        bool,
+        char,
+        [u8; 1],
+        [u8; 2],
+        [u8; 3],
+        [u8; 4],
+        [u8; 5],
+        [u8; 6],
+        [u8; 7],
+        [u8; 8],
+        [u8; 9],
+        [u8; 10],
+        [u8; 11],
+        [u8; 12],
+        [u8; 13],
+        [u8; 14],
+        [u8; 15],
+        [u8; 16],
+        (u8, u8),
+        (u16, u16),
+        (u32, u32),
+        (u64, u64),
+        (i32, i32),
+        (i64, i64),
+        (u32, i32),
+        (i32, u32),
+        (u64, i64),
+        (i64, u64),
+        (usize, usize),
+        (u64, ()),
+        ((), u64),
+        (u32, ()),
+        ((), u32),
+    )
+}
+
+/// The words of one inline key or value. Constructed only for an [`is_inline`] type (a
+/// folded `assert!` in [`Inl::new`] and [`Inl::from_words`]), so its words always hold
+/// the bytes of a valid `T`.
+#[repr(C)]
+pub(crate) struct Inl<T> {
+    w: [u64; 2],
+    _t: PhantomData<fn() -> T>,
+}
+
+const _: () = assert!(core::mem::size_of::<Inl<u64>>() == 16);
+const _: () = assert!(core::mem::align_of::<Inl<u64>>() == 8);
+
+impl<T> Clone for Inl<T> {
+    #[inline(always)]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T> Copy for Inl<T> {}
+
+impl<T: 'static> Inl<T> {
+    /// How many words `T` occupies (0, 1 or 2).
+    pub(crate) const WORDS: usize = {
+        let n = core::mem::size_of::<T>().div_ceil(8);
+        if n > 2 { 2 } else { n }
+    };
+
+    /// The words of `t`.
+    ///
+    /// # Panics
+    /// If `T` is not inline (never in this crate: the caller chose the inline path by the
+    /// same test, which folds, so the check costs nothing).
+    #[inline(always)]
+    pub(crate) fn new(t: T) -> Self {
+        assert!(is_inline::<T>(), "CobTree: type is not stored inline");
+        let mut w = [0u64; 2];
+        // SAFETY: 1. `T` is inline (checked above): at most 16 bytes, align at most 8 (all
+        // listed types), so it fits at the start of `w`, which is 8-aligned.
+        // 2. The listed types have no padding, so every byte of `w` stays initialised.
+        // 3. They are `Copy` without `Drop`: moving `t` into the words loses nothing.
+        unsafe { core::ptr::write(w.as_mut_ptr().cast::<T>(), t) };
+        Inl { w, _t: PhantomData }
+    }
+
+    /// The value, by copy.
+    #[inline(always)]
+    pub(crate) fn get(self) -> T {
+        // SAFETY: `self.w` holds a valid `T` (see `as_ref`); the listed types are `Copy`,
+        // so reading one out of the words duplicates nothing that needs dropping.
+        unsafe { core::ptr::read(self.as_ref()) }
+    }
+
+    /// The value in place.
+    #[inline(always)]
+    pub(crate) fn as_ref(&self) -> &T {
+        // SAFETY: every `Inl<T>` was made by `new` or `from_words`, both of which assert
+        // that `T` is inline, and hold in `w` the bytes of a valid `T` (`new`: written from
+        // one; `from_words`: every pattern is a valid listed type once `bool`/`char` are
+        // normalised). Size and alignment fit as in `new`. The reference borrows `self`.
+        unsafe { &*self.w.as_ptr().cast::<T>() }
+    }
+
+    #[inline(always)]
+    pub(crate) fn to_words(self) -> [u64; 2] {
+        self.w
+    }
+
+    /// Words back as a value; total: a word that no `bool`/`char` has (never stored, but
+    /// the core never assumes so) reads as `true`/`'\0'`.
+    #[inline(always)]
+    pub(crate) fn from_words(mut w: [u64; 2]) -> Self {
+        assert!(is_inline::<T>(), "CobTree: type is not stored inline");
+        let t = TypeId::of::<T>();
+        // Byte 0 (bool) and bytes 0..4 (char) in native order, as `new` wrote them.
+        let b = w[0].to_ne_bytes();
+        if t == TypeId::of::<bool>() {
+            w[0] = u64::from_ne_bytes([u8::from(b[0] != 0), 0, 0, 0, 0, 0, 0, 0]);
+        } else if t == TypeId::of::<char>() {
+            let c = char::from_u32(u32::from_ne_bytes([b[0], b[1], b[2], b[3]])).unwrap_or('\0');
+            let c = u32::from(c).to_ne_bytes();
+            w[0] = u64::from_ne_bytes([c[0], c[1], c[2], c[3], 0, 0, 0, 0]);
+        }
+        Inl { w, _t: PhantomData }
+    }
+
+    /// The greatest value (pads the index past the last used leaf).
+    #[inline(always)]
+    pub(crate) fn max() -> Self
+    where
+        T: Ord,
+    {
+        let t = TypeId::of::<T>();
+        macro_rules! max_of {
+            ($($ty:ty => $m:expr),* $(,)?) => {
+                $(if t == TypeId::of::<$ty>() {
+                    return Inl::from_words(Inl::<$ty>::new($m).w);
+                })*
+            };
+        }
+        max_of!(
+            u8 => u8::MAX, u16 => u16::MAX, u32 => u32::MAX, u64 => u64::MAX,
+            usize => usize::MAX, i8 => i8::MAX, i16 => i16::MAX, i32 => i32::MAX,
+            i64 => i64::MAX, isize => isize::MAX, bool => true, char => char::MAX, () => (),
+            (u8, u8) => (u8::MAX, u8::MAX), (u16, u16) => (u16::MAX, u16::MAX),
+            (u32, u32) => (u32::MAX, u32::MAX), (u64, u64) => (u64::MAX, u64::MAX),
+            (i32, i32) => (i32::MAX, i32::MAX), (i64, i64) => (i64::MAX, i64::MAX),
+            (u32, i32) => (u32::MAX, i32::MAX), (i32, u32) => (i32::MAX, u32::MAX),
+            (u64, i64) => (u64::MAX, i64::MAX), (i64, u64) => (i64::MAX, u64::MAX),
+            (usize, usize) => (usize::MAX, usize::MAX),
+            (u64, ()) => (u64::MAX, ()), ((), u64) => ((), u64::MAX),
+            (u32, ()) => (u32::MAX, ()), ((), u32) => ((), u32::MAX),
+        );
+        // Byte arrays: all 0xff bytes is the greatest, whatever the length.
+        Inl::from_words([u64::MAX; 2])
+    }
+}
+
+impl<T: core::fmt::Debug + 'static> core::fmt::Debug for Inl<T> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        self.as_ref().fmt(f)
+    }
+}
+
+impl<T: Ord + 'static> PartialEq for Inl<T> {
+    #[inline(always)]
+    fn eq(&self, o: &Self) -> bool {
+        self.as_ref() == o.as_ref()
+    }
+}
+impl<T: Ord + 'static> Eq for Inl<T> {}
+impl<T: Ord + 'static> PartialOrd for Inl<T> {
+    #[inline(always)]
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl<T: Ord + 'static> Ord for Inl<T> {
+    #[inline(always)]
+    fn cmp(&self, o: &Self) -> Ordering {
+        self.as_ref().cmp(o.as_ref())
+    }
+}
+
+/// A user's lookup key `&Q` as the core sees it: `Inl<K>` borrows as `Look<Q>` when
+/// `K: Borrow<Q>`. (A wrapper, because `Borrow<Q> for Inl<K>` for every `Q` would overlap
+/// `Borrow<Inl<K>> for Inl<K>`, which the core's own key-with-key comparisons use.)
+#[repr(transparent)]
+pub(crate) struct Look<Q: ?Sized>(Q);
+
+impl<Q: ?Sized> Look<Q> {
+    #[inline(always)]
+    pub(crate) fn new(q: &Q) -> &Look<Q> {
+        // SAFETY: `Look<Q>` is `repr(transparent)` over `Q`, so `&Q` and `&Look<Q>` have
+        // the same layout and metadata; the cast keeps the lifetime and provenance.
+        unsafe { &*(q as *const Q as *const Look<Q>) }
+    }
+}
+
+impl<Q: ?Sized + Ord> PartialEq for Look<Q> {
+    #[inline(always)]
+    fn eq(&self, o: &Self) -> bool {
+        self.0 == o.0
+    }
+}
+impl<Q: ?Sized + Ord> Eq for Look<Q> {}
+impl<Q: ?Sized + Ord> PartialOrd for Look<Q> {
+    #[inline(always)]
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl<Q: ?Sized + Ord> Ord for Look<Q> {
+    #[inline(always)]
+    fn cmp(&self, o: &Self) -> Ordering {
+        self.0.cmp(&o.0)
+    }
+}
+
+impl<T: core::borrow::Borrow<Q> + 'static, Q: ?Sized> crate::key::Borrow<Look<Q>> for Inl<T> {
+    #[inline(always)]
+    fn borrow(&self) -> &Look<Q> {
+        Look::new(self.as_ref().borrow())
+    }
+}
+
+impl<T> crate::key::Borrow<Inl<T>> for Inl<T> {
+    #[inline(always)]
+    fn borrow(&self) -> &Inl<T> {
+        self
+    }
+}
+
+/// A user's range over `Q` as a range over [`Look<Q>`].
+pub(crate) struct LookRange<R>(pub(crate) R);
+
+impl<Q: ?Sized, R: core::ops::RangeBounds<Q>> core::ops::RangeBounds<Look<Q>> for LookRange<R> {
+    #[inline(always)]
+    fn start_bound(&self) -> core::ops::Bound<&Look<Q>> {
+        self.0.start_bound().map(Look::new)
+    }
+    #[inline(always)]
+    fn end_bound(&self) -> core::ops::Bound<&Look<Q>> {
+        self.0.end_bound().map(Look::new)
+    }
+}
+
+/// `&Q` as `&U` when they are the same type (a `TypeId` test that folds), else `None`.
+#[inline(always)]
+pub(crate) fn cast_ref<Q: ?Sized + 'static, U: ?Sized + 'static>(q: &Q) -> Option<&U> {
+    if TypeId::of::<Q>() == TypeId::of::<U>() {
+        // SAFETY: `Q` and `U` are the same type (equal `TypeId`s), so `&Q` and `&U` are the
+        // same type too, with the same size and metadata; copying the reference keeps its
+        // lifetime and provenance.
+        Some(unsafe { core::mem::transmute_copy::<&Q, &U>(&q) })
+    } else {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trips_and_order() {
+        assert_eq!(Inl::new(7u64).get(), 7);
+        assert_eq!(Inl::new(-3i32).get(), -3);
+        assert_eq!(Inl::new(*b"abcdefghijklmnop").get(), *b"abcdefghijklmnop");
+        assert_eq!(Inl::new((1u32, -2i32)).get(), (1, -2));
+        assert!(Inl::new(-5i64) < Inl::new(3i64));
+        assert!(Inl::<(u32, u32)>::new((1, 9)) < Inl::new((2, 0)));
+        assert!(Inl::<bool>::from_words([u64::from_ne_bytes([2, 0, 0, 0, 0, 0, 0, 0]), 0]).get());
+        let surrogate = 0xD800u32.to_ne_bytes();
+        let w = u64::from_ne_bytes([
+            surrogate[0],
+            surrogate[1],
+            surrogate[2],
+            surrogate[3],
+            0,
+            0,
+            0,
+            0,
+        ]);
+        assert_eq!(Inl::<char>::from_words([w, 0]).get(), '\0');
+        assert_eq!(Inl::<i8>::max().get(), i8::MAX);
+        assert_eq!(Inl::<[u8; 3]>::max().get(), [255; 3]);
+        assert_eq!(Inl::<(i64, u64)>::max().get(), (i64::MAX, u64::MAX));
+        assert!(!is_inline::<String>() && !is_inline::<u128>() && is_inline::<[u8; 16]>());
+        assert_eq!(Inl::<()>::WORDS, 0);
+        assert_eq!(Inl::<u8>::WORDS, 1);
+        assert_eq!(Inl::<(u64, u64)>::WORDS, 2);
+        assert_eq!(cast_ref::<str, str>("ab"), Some("ab"));
+        assert_eq!(cast_ref::<u64, str>(&1), None);
+    }
+
+    #[test]
+    #[should_panic(expected = "not stored inline")]
+    fn boxed_types_are_refused() {
+        let _ = Inl::new(String::new());
+    }
+}
