@@ -78,3 +78,31 @@ fn no_allocation_per_operation() {
     assert!(seen > 0);
     assert_eq!(allocs() - before, 0, "allocations during ranges");
 }
+
+/// The boxed path: `get` of a `String` key through `&str` (as `BTreeMap` allows) and of a
+/// `Vec<u8>` key through `&[u8]` allocates nothing, hit or miss.
+#[test]
+fn no_allocation_per_get_of_a_string_key() {
+    let n: usize = if cfg!(miri) { 100 } else { 20_000 };
+    let t: CobTree<String, u64> = CobTree::new();
+    let keys: Vec<String> = (0..n).map(|i| format!("key-{:x}-{i}", i * 7919)).collect();
+    for (i, k) in keys.iter().enumerate() {
+        t.insert(k.clone(), i as u64);
+    }
+    let misses: Vec<String> = keys.iter().map(|k| format!("{k}!")).collect();
+    let b: CobTree<Vec<u8>, u64> = CobTree::new();
+    b.insert(b"abcdefghijk".to_vec(), 1);
+    t.get("warm-up");
+    let before = allocs();
+    let mut sum = 0;
+    for (k, m) in keys.iter().zip(&misses) {
+        let k: &str = k.as_str();
+        sum += t.get(k).expect("present");
+        assert!(t.get(m.as_str()).is_none());
+        assert!(t.contains_key(k));
+    }
+    assert_eq!(b.get(&b"abcdefghijk"[..]), Some(1));
+    assert_eq!(b.get(&b"abcdefghij"[..]), None);
+    assert_eq!(allocs() - before, 0);
+    assert_eq!(sum, (0..n as u64).sum::<u64>());
+}

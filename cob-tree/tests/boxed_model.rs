@@ -1,0 +1,349 @@
+//! The boxed path against `BTreeMap`: `String` keys (looked up through `&str`) with many
+//! keys sharing an 8-byte prefix, and a user struct key (no known prefix: one bucket),
+//! `Vec<u8>` values; tiny leaves so the word core over prefixes grows and shrinks.
+
+use cob_tree::{CobTree, MIN_LEAF_CAPACITY};
+use proptest::prelude::*;
+use std::collections::BTreeMap;
+use std::ops::Bound;
+
+#[derive(Debug, Clone)]
+enum Op {
+    Insert(u16, u8),
+    Get(u16),
+    Remove(u16),
+    Range(Bound<u16>, Bound<u16>, bool),
+    Ends,
+    Pop(bool),
+    Update(u16),
+    GetOrInsert(u16, u8),
+    InsertIf(u16, u8),
+    Retain(u8),
+    Clear,
+    SplitAppend(u16),
+    Fill(u16),
+}
+
+fn bound() -> impl Strategy<Value = Bound<u16>> {
+    prop_oneof![
+        (0..300u16).prop_map(Bound::Included),
+        (0..300u16).prop_map(Bound::Excluded),
+        Just(Bound::Unbounded),
+    ]
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        8 => (0..300u16, any::<u8>()).prop_map(|(k, v)| Op::Insert(k, v)),
+        3 => (0..300u16).prop_map(Op::Get),
+        4 => (0..300u16).prop_map(Op::Remove),
+        2 => (bound(), bound(), any::<bool>()).prop_map(|(a, b, r)| Op::Range(a, b, r)),
+        1 => Just(Op::Ends),
+        1 => any::<bool>().prop_map(Op::Pop),
+        1 => (0..300u16).prop_map(Op::Update),
+        1 => (0..300u16, any::<u8>()).prop_map(|(k, v)| Op::GetOrInsert(k, v)),
+        1 => (0..300u16, any::<u8>()).prop_map(|(k, v)| Op::InsertIf(k, v)),
+        1 => any::<u8>().prop_map(Op::Retain),
+        1 => prop_oneof![Just(Op::Clear), (0..300u16).prop_map(Op::SplitAppend)],
+        1 => (0..300u16).prop_map(Op::Fill),
+    ]
+}
+
+/// A key type under test, made from a seed.
+trait TestKey: Ord + Clone + std::fmt::Debug + 'static {
+    fn make(s: u16) -> Self;
+    /// `t.get` the way a user would (`&str` for `String`).
+    fn get(t: &CobTree<Self, Vec<u8>>, k: &Self) -> Option<Vec<u8>>;
+}
+
+impl TestKey for String {
+    fn make(s: u16) -> Self {
+        // Groups that share 8-byte prefixes ("abcdefgh", "abcdefghij...") and short keys.
+        const P: [&str; 5] = ["", "a", "abcdefgh", "abcdefghij", "zz"];
+        format!("{}{}", P[usize::from(s % 5)], s / 5)
+    }
+    fn get(t: &CobTree<Self, Vec<u8>>, k: &Self) -> Option<Vec<u8>> {
+        t.get(k.as_str())
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+struct User {
+    tag: u8,
+    name: String,
+}
+
+impl TestKey for User {
+    fn make(s: u16) -> Self {
+        User {
+            tag: (s % 3) as u8,
+            name: (s / 3).to_string(),
+        }
+    }
+    fn get(t: &CobTree<Self, Vec<u8>>, k: &Self) -> Option<Vec<u8>> {
+        t.get(k)
+    }
+}
+
+fn val(v: u8) -> Vec<u8> {
+    vec![v; usize::from(v % 5)]
+}
+
+fn bk<K: TestKey>(b: Bound<u16>) -> Bound<K> {
+    b.map(K::make)
+}
+
+fn valid<K: Ord>(a: &Bound<K>, b: &Bound<K>) -> bool {
+    match (a, b) {
+        (Bound::Included(x) | Bound::Excluded(x), Bound::Included(y) | Bound::Excluded(y)) => {
+            x <= y
+        }
+        _ => true,
+    }
+}
+
+fn run<K: TestKey>(cap: usize, ops: Vec<Op>) {
+    let t: CobTree<K, Vec<u8>> = CobTree::with_leaf_capacity(cap);
+    assert!(!t.is_inline());
+    let mut m: BTreeMap<K, Vec<u8>> = BTreeMap::new();
+    for op in ops {
+        match op {
+            Op::Insert(k, v) => {
+                let k = K::make(k);
+                assert_eq!(t.insert(k.clone(), val(v)), m.insert(k, val(v)));
+            }
+            Op::Get(k) => {
+                let k = K::make(k);
+                assert_eq!(K::get(&t, &k), m.get(&k).cloned());
+                assert_eq!(t.contains_key(&k), m.contains_key(&k));
+                assert_eq!(
+                    t.get_key_value(&k),
+                    m.get_key_value(&k).map(|(a, b)| (a.clone(), b.clone()))
+                );
+            }
+            Op::Remove(k) => {
+                let k = K::make(k);
+                assert_eq!(t.remove_entry(&k), m.remove_entry(&k));
+            }
+            Op::Range(a, b, rev) => {
+                let (a, b) = (bk::<K>(a), bk::<K>(b));
+                if !valid(&a, &b) {
+                    continue;
+                }
+                let empty_excl =
+                    matches!((&a, &b), (Bound::Excluded(x), Bound::Excluded(y)) if x == y);
+                let want: Vec<_> = if empty_excl {
+                    Vec::new()
+                } else {
+                    m.range((a.clone(), b.clone()))
+                        .map(|(k, v)| (k.clone(), v.clone()))
+                        .collect()
+                };
+                let mut got: Vec<_> = if rev {
+                    t.range::<K, _>((a.clone(), b.clone())).rev().collect()
+                } else {
+                    t.range::<K, _>((a.clone(), b.clone())).collect()
+                };
+                if rev {
+                    got.reverse();
+                }
+                assert_eq!(got, want);
+                // Both ends interleaved meet without overlap.
+                let mut r = t.range::<K, _>((a, b));
+                let (mut front, mut back) = (Vec::new(), Vec::new());
+                loop {
+                    match r.next() {
+                        Some(e) => front.push(e),
+                        None => break,
+                    }
+                    match r.next_back() {
+                        Some(e) => back.push(e),
+                        None => break,
+                    }
+                }
+                back.reverse();
+                front.extend(back);
+                assert_eq!(front, want);
+            }
+            Op::Ends => {
+                let f = m.first_key_value().map(|(k, v)| (k.clone(), v.clone()));
+                let l = m.last_key_value().map(|(k, v)| (k.clone(), v.clone()));
+                assert_eq!(t.first_key_value(), f);
+                assert_eq!(t.last_key_value(), l);
+            }
+            Op::Pop(front) => {
+                if front {
+                    assert_eq!(t.pop_first(), m.pop_first());
+                } else {
+                    assert_eq!(t.pop_last(), m.pop_last());
+                }
+            }
+            Op::Update(k) => {
+                let k = K::make(k);
+                let want = m.get_mut(&k).map(|v| {
+                    v.push(7);
+                    v.clone()
+                });
+                let got = t.update(&k, |v| {
+                    let mut v = v.clone();
+                    v.push(7);
+                    v
+                });
+                assert_eq!(got, want);
+            }
+            Op::GetOrInsert(k, v) => {
+                let k = K::make(k);
+                let want = m.entry(k.clone()).or_insert_with(|| val(v)).clone();
+                assert_eq!(t.get_or_insert_with(k, || val(v)), want);
+            }
+            Op::InsertIf(k, v) => {
+                let k = K::make(k);
+                // Replace only values shorter than 2.
+                let want = match m.get(&k) {
+                    Some(o) if o.len() >= 2 => Err(o.clone()),
+                    _ => Ok(m.insert(k.clone(), val(v))),
+                };
+                assert_eq!(t.insert_if(k, val(v), |o| o.len() < 2), want);
+            }
+            Op::Retain(x) => {
+                let keep = |v: &Vec<u8>| v.first().is_none_or(|b| b % 4 != x % 4);
+                m.retain(|_, v| keep(v));
+                let mut seen = Vec::new();
+                t.retain(|k, v| {
+                    seen.push(k.clone());
+                    keep(v)
+                });
+                assert!(
+                    seen.windows(2).all(|w| w[0] < w[1]),
+                    "retain visits in order"
+                );
+            }
+            Op::Clear => {
+                t.clear();
+                m.clear();
+            }
+            Op::SplitAppend(k) => {
+                let k = K::make(k);
+                let hi = t.split_off(&k);
+                let mhi = m.split_off(&k);
+                assert_eq!(
+                    hi.iter().collect::<Vec<_>>(),
+                    mhi.iter()
+                        .map(|(a, b)| (a.clone(), b.clone()))
+                        .collect::<Vec<_>>()
+                );
+                assert_eq!(t.len(), m.len());
+                t.append(&hi);
+                m.extend(mhi);
+                assert!(hi.is_empty());
+            }
+            Op::Fill(n) => {
+                // Many fresh keys at once: forces the word core over prefixes to grow.
+                for s in 0..n % 64 {
+                    let k = K::make(300 + s * 7 + n);
+                    assert_eq!(t.insert(k.clone(), val(1)), m.insert(k, val(1)));
+                }
+            }
+        }
+        assert_eq!(t.len(), m.len());
+    }
+    let want: Vec<_> = m.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+    assert_eq!(t.iter().collect::<Vec<_>>(), want);
+    assert_eq!(
+        t.keys().collect::<Vec<_>>(),
+        m.keys().cloned().collect::<Vec<_>>()
+    );
+    assert_eq!(
+        t.values().rev().collect::<Vec<_>>(),
+        m.values().rev().cloned().collect::<Vec<_>>()
+    );
+    let c = t.clone();
+    assert!(c == t);
+    let owned = t.into_iter();
+    assert_eq!(owned.len(), want.len());
+    assert_eq!(owned.collect::<Vec<_>>(), want);
+}
+
+fn config() -> ProptestConfig {
+    ProptestConfig {
+        cases: if cfg!(miri) { 3 } else { 64 },
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    }
+}
+
+fn max_ops() -> usize {
+    if cfg!(miri) { 40 } else { 400 }
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn string_keys_match_btreemap(cap in MIN_LEAF_CAPACITY..9usize, ops in prop::collection::vec(op(), 0..max_ops())) {
+        run::<String>(cap, ops);
+    }
+
+    #[test]
+    fn user_struct_keys_match_btreemap(cap in MIN_LEAF_CAPACITY..9usize, ops in prop::collection::vec(op(), 0..max_ops())) {
+        run::<User>(cap, ops);
+    }
+}
+
+/// Growth then shrink of the word core over prefixes, checked in order throughout.
+#[test]
+fn string_keys_grow_and_shrink() {
+    let n: u32 = if cfg!(miri) { 300 } else { 20_000 };
+    let t: CobTree<String, Vec<u8>> = CobTree::with_leaf_capacity(4);
+    let key = |i: u32| format!("{:08x}{}", i.wrapping_mul(2654435761), i % 7);
+    for i in 0..n {
+        assert_eq!(t.insert(key(i), i.to_le_bytes().to_vec()), None);
+    }
+    let grown = t.heap_bytes();
+    assert_eq!(t.len(), n as usize);
+    let mut m: BTreeMap<String, Vec<u8>> =
+        (0..n).map(|i| (key(i), i.to_le_bytes().to_vec())).collect();
+    assert!(t.iter().eq(m.iter().map(|(k, v)| (k.clone(), v.clone()))));
+    for i in 0..n {
+        if i % 10 != 0 {
+            assert_eq!(t.remove(key(i).as_str()), m.remove(&key(i)));
+        }
+    }
+    assert!(t.iter().eq(m.iter().map(|(k, v)| (k.clone(), v.clone()))));
+    assert!(t.heap_bytes() < grown, "{} !< {grown}", t.heap_bytes());
+}
+
+/// The key and value types the issue names all compile and work.
+#[test]
+fn other_types() {
+    use std::sync::Arc;
+    let a: CobTree<Vec<u8>, String> = CobTree::new();
+    a.insert(b"xyz".to_vec(), "1".into());
+    assert_eq!(a.get(&b"xyz"[..]), Some("1".to_string()));
+    let b: CobTree<Arc<str>, Arc<Vec<u8>>> = CobTree::new();
+    b.insert("k".into(), Arc::new(vec![1]));
+    assert_eq!(b.get("k").as_deref(), Some(&vec![1]));
+    let c: CobTree<(String, u32), (u8, char)> = CobTree::new();
+    c.insert(("a".into(), 2), (1, 'x'));
+    c.insert(("a".into(), 1), (2, 'y'));
+    assert_eq!(c.first_key_value(), Some((("a".into(), 1), (2, 'y'))));
+    let d: CobTree<u64, String> = CobTree::new();
+    for i in (0..100u64).rev() {
+        d.insert(i, i.to_string());
+    }
+    assert_eq!(
+        d.range(10..13).map(|e| e.1).collect::<Vec<_>>(),
+        ["10", "11", "12"]
+    );
+    let e: CobTree<u128, i128> = CobTree::new();
+    e.insert(u128::MAX, -1);
+    e.insert(1 << 100, 5);
+    assert_eq!(
+        e.iter().collect::<Vec<_>>(),
+        vec![(1 << 100, 5), (u128::MAX, -1)]
+    );
+    // Inline stays inline.
+    assert!(CobTree::<u64, u64>::new().is_inline());
+    assert!(CobTree::<[u8; 16], (u32, u32)>::new().is_inline());
+    assert!(!CobTree::<String, u64>::new().is_inline());
+}
