@@ -10,6 +10,7 @@ pub mod objects;
 pub mod std_strings;
 pub mod strings;
 pub mod tree;
+pub mod tree_strings;
 
 pub use group::Group;
 

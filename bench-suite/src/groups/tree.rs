@@ -656,7 +656,8 @@ fn run(ctx: &mut Ctx<'_>) -> BenchResult {
     if !ctx.settings().sweeps_only {
         single_threaded(ctx)?;
     }
-    sweeps(ctx)
+    sweeps(ctx)?;
+    super::tree_strings::run(ctx)
 }
 
 /// The seed's table and the large sizes, one thread.

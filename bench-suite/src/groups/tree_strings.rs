@@ -1,0 +1,489 @@
+//! The `tree` group's `String`-key series (issue 16): random 8-32-byte keys, `u64` values,
+//! 1K / 100K / 1M keys; `CobTree<String, u64>` (its boxed path) against
+//! `BTreeMap<String, u64>`, `RwLock<BTreeMap<..>>` and `SkipMap<String, u64>`: get, random
+//! build, remove, iteration, 100-element ranges, peak bytes per entry, and the 2-thread
+//! 80/20 mix. Operation names start with `str ` so `--filter str` selects the series.
+
+use std::collections::{BTreeMap, HashSet};
+use std::ops::Bound;
+use std::sync::RwLock;
+use std::time::Instant;
+
+use cob_tree::CobTree;
+use crossbeam_skiplist::SkipMap;
+
+use crate::counting;
+use crate::measure::{BenchError, BenchResult, Case, Ctx, Instrument, Stats};
+
+const COB: &str = "CobTree";
+const BT: &str = "BTreeMap";
+const RW: &str = "RwLock<BTreeMap>";
+const SKIP: &str = "SkipMap";
+
+/// Map sizes of the series.
+pub const STRING_SIZES: [usize; 3] = [1_000, 100_000, 1_000_000];
+/// Lookups per timed call.
+const PROBES: usize = 100_000;
+/// Range queries per timed call.
+const RANGES: usize = 10_000;
+/// Keys of the 2-thread mix.
+const MIX_KEYS: usize = 1_000_000;
+
+fn xorshift(x: &mut u64) -> u64 {
+    *x ^= *x << 13;
+    *x ^= *x >> 7;
+    *x ^= *x << 17;
+    *x
+}
+
+/// A random key of 8-32 bytes from `x` (letters and digits).
+fn key_from(x: &mut u64) -> String {
+    const ABC: &[u8] = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+    let len = 8 + (xorshift(x) % 25) as usize;
+    (0..len)
+        .map(|_| ABC[(xorshift(x) >> 20) as usize % ABC.len()] as char)
+        .collect()
+}
+
+/// `n` distinct random keys.
+pub fn string_keys(n: usize, seed: u64) -> Vec<String> {
+    let mut x = seed | 1;
+    let mut seen = HashSet::with_capacity(n);
+    let mut out = Vec::with_capacity(n);
+    while out.len() < n {
+        let k = key_from(&mut x);
+        if seen.insert(k.clone()) {
+            out.push(k);
+        }
+    }
+    out
+}
+
+/// The value stored for key `k`: lets every read check its answer.
+fn val(k: &str) -> u64 {
+    k.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+    })
+}
+
+fn fail(case: &Case, e: String) -> BenchError {
+    BenchError(format!("self-check failed in {case}: {e}"))
+}
+
+trait Peer: Sized {
+    const NAME: &'static str;
+    fn empty() -> Self;
+    fn put(&mut self, k: String, v: u64);
+    fn get(&self, k: &str) -> Option<u64>;
+    fn del(&mut self, k: &str) -> Option<u64>;
+    fn len(&self) -> usize;
+    /// (count, value sum) of a full iteration.
+    fn scan(&self) -> (usize, u64);
+    /// Value sum of the first `n` entries with keys `>= from`.
+    fn range_sum(&self, from: &str, n: usize) -> u64;
+}
+
+impl Peer for CobTree<String, u64> {
+    const NAME: &'static str = COB;
+    fn empty() -> Self {
+        CobTree::new()
+    }
+    fn put(&mut self, k: String, v: u64) {
+        self.insert(k, v);
+    }
+    fn get(&self, k: &str) -> Option<u64> {
+        CobTree::get(self, k)
+    }
+    fn del(&mut self, k: &str) -> Option<u64> {
+        self.remove(k)
+    }
+    fn len(&self) -> usize {
+        CobTree::len(self)
+    }
+    fn scan(&self) -> (usize, u64) {
+        self.iter()
+            .fold((0, 0), |(c, s), (_, v)| (c + 1, s.wrapping_add(v)))
+    }
+    fn range_sum(&self, from: &str, n: usize) -> u64 {
+        self.range::<str, _>((Bound::Included(from), Bound::Unbounded))
+            .take(n)
+            .fold(0, |s, (_, v)| s.wrapping_add(v))
+    }
+}
+
+impl Peer for BTreeMap<String, u64> {
+    const NAME: &'static str = BT;
+    fn empty() -> Self {
+        BTreeMap::new()
+    }
+    fn put(&mut self, k: String, v: u64) {
+        self.insert(k, v);
+    }
+    fn get(&self, k: &str) -> Option<u64> {
+        BTreeMap::get(self, k).copied()
+    }
+    fn del(&mut self, k: &str) -> Option<u64> {
+        self.remove(k)
+    }
+    fn len(&self) -> usize {
+        BTreeMap::len(self)
+    }
+    fn scan(&self) -> (usize, u64) {
+        self.iter()
+            .fold((0, 0), |(c, s), (_, v)| (c + 1, s.wrapping_add(*v)))
+    }
+    fn range_sum(&self, from: &str, n: usize) -> u64 {
+        self.range::<str, _>((Bound::Included(from), Bound::Unbounded))
+            .take(n)
+            .fold(0, |s, (_, v)| s.wrapping_add(*v))
+    }
+}
+
+impl Peer for SkipMap<String, u64> {
+    const NAME: &'static str = SKIP;
+    fn empty() -> Self {
+        SkipMap::new()
+    }
+    fn put(&mut self, k: String, v: u64) {
+        self.insert(k, v);
+    }
+    fn get(&self, k: &str) -> Option<u64> {
+        SkipMap::get(self, k).map(|e| *e.value())
+    }
+    fn del(&mut self, k: &str) -> Option<u64> {
+        self.remove(k).map(|e| *e.value())
+    }
+    fn len(&self) -> usize {
+        SkipMap::len(self)
+    }
+    fn scan(&self) -> (usize, u64) {
+        self.iter()
+            .fold((0, 0), |(c, s), e| (c + 1, s.wrapping_add(*e.value())))
+    }
+    fn range_sum(&self, from: &str, n: usize) -> u64 {
+        self.range::<str, _>((Bound::Included(from), Bound::Unbounded))
+            .take(n)
+            .fold(0, |s, e| s.wrapping_add(*e.value()))
+    }
+}
+
+fn build<P: Peer>(keys: &[String]) -> P {
+    let mut p = P::empty();
+    for k in keys {
+        p.put(k.clone(), val(k));
+    }
+    p
+}
+
+/// SkipMap builds and removes cost seconds per sample at 1M keys: up to 100K only.
+fn builds_here<P: Peer>(n: usize) -> bool {
+    P::NAME != SKIP || n <= 100_000
+}
+
+fn timed_sum(
+    ctx: &mut Ctx<'_>,
+    case: &Case,
+    ops: usize,
+    want: u64,
+    f: impl Fn() -> u64,
+) -> BenchResult {
+    ctx.time(
+        case,
+        ops as u64,
+        || (),
+        |()| f(),
+        |&got| {
+            (got == want)
+                .then_some(())
+                .ok_or(format!("sum {got} != {want}"))
+        },
+    )?;
+    Ok(())
+}
+
+/// Every single-threaded case of one peer at one size.
+fn single<P: Peer>(
+    ctx: &mut Ctx<'_>,
+    keys: &[String],
+    sorted: &[(String, u64)],
+    probes: &[String],
+) -> BenchResult {
+    let n = keys.len();
+    let p = n as u64;
+    let name = P::NAME;
+    if ctx.wants(Instrument::Memory) {
+        peak_memory::<P>(ctx, keys)?;
+    }
+    if !ctx.wants(Instrument::Time) {
+        return Ok(());
+    }
+    if builds_here::<P>(n) {
+        let case = Case::new("str random build", name, "keys", p).baseline(BT);
+        ctx.time(
+            &case,
+            p,
+            || (),
+            |()| build::<P>(keys),
+            |m| {
+                (m.len() == n)
+                    .then_some(())
+                    .ok_or(format!("len {}", m.len()))
+            },
+        )?;
+    }
+    let built: P = build(keys);
+    let case = Case::new("str get", name, "keys", p).baseline(BT);
+    let want = probes.iter().fold(0u64, |s, k| s.wrapping_add(val(k)));
+    timed_sum(ctx, &case, probes.len(), want, || {
+        probes
+            .iter()
+            .fold(0u64, |s, k| s.wrapping_add(built.get(k).unwrap_or(0)))
+    })?;
+
+    if builds_here::<P>(n) {
+        let case = Case::new("str remove", name, "keys", p).baseline(BT);
+        let want = keys.iter().fold(0u64, |s, k| s.wrapping_add(val(k)));
+        ctx.time(
+            &case,
+            p,
+            || build::<P>(keys),
+            |mut m| {
+                let s = keys
+                    .iter()
+                    .fold(0u64, |s, k| s.wrapping_add(m.del(k).unwrap_or(0)));
+                (m, s)
+            },
+            |(m, s)| {
+                (*s == want && m.len() == 0)
+                    .then_some(())
+                    .ok_or(format!("sum {s} != {want}, {} left", m.len()))
+            },
+        )?;
+    }
+
+    let case = Case::new("str iterate", name, "keys", p).baseline(BT);
+    let want = (n, sorted.iter().fold(0u64, |s, e| s.wrapping_add(e.1)));
+    ctx.time(
+        &case,
+        p,
+        || (),
+        |()| built.scan(),
+        |&got| {
+            (got == want)
+                .then_some(())
+                .ok_or(format!("{got:?} != {want:?}"))
+        },
+    )?;
+
+    let case = Case::new("str range 100", name, "keys", p).baseline(BT);
+    let starts = &probes[..RANGES.min(probes.len())];
+    let want = starts.iter().fold(0u64, |s, k| {
+        let i = sorted.partition_point(|e| e.0.as_str() < k.as_str());
+        s.wrapping_add(
+            sorted[i..]
+                .iter()
+                .take(100)
+                .fold(0u64, |a, e| a.wrapping_add(e.1)),
+        )
+    });
+    timed_sum(ctx, &case, starts.len(), want, || {
+        starts
+            .iter()
+            .fold(0u64, |s, k| s.wrapping_add(built.range_sum(k, 100)))
+    })?;
+    Ok(())
+}
+
+/// Peak requested and physical live bytes per entry while the map is built (keys' own
+/// heap bytes included, for every peer alike), and allocations per entry.
+fn peak_memory<P: Peer>(ctx: &mut Ctx<'_>, keys: &[String]) -> BenchResult {
+    let n = keys.len();
+    let case = Case::new("str random build", P::NAME, "keys", n as u64).baseline(BT);
+    if !ctx.selected(&case) || ctx.settings().sweeps_only || !builds_here::<P>(n) {
+        return Ok(());
+    }
+    if !counting::is_installed() {
+        return Err(BenchError(
+            "the memory instrument needs bench_suite::counting::CountingAlloc as the global allocator".into(),
+        ));
+    }
+    let (m, delta, (req, phys)) = counting::measure_peak(|| build::<P>(keys));
+    if m.len() != n {
+        return Err(fail(&case, format!("len {}", m.len())));
+    }
+    drop(m);
+    let per = |x: f64| Stats::exact(x / n as f64);
+    ctx.record(
+        &case,
+        "allocs/item",
+        true,
+        Instrument::Memory,
+        per(delta.allocs as f64),
+    );
+    ctx.record(
+        &case,
+        "peak requested B/item",
+        true,
+        Instrument::Memory,
+        per(req as f64),
+    );
+    ctx.record(
+        &case,
+        "peak physical B/item",
+        true,
+        Instrument::Memory,
+        per(phys as f64),
+    );
+    Ok(())
+}
+
+/// A map shared by the threads of the mix.
+trait Shared: Sync {
+    const NAME: &'static str;
+    fn sget(&self, k: &str) -> Option<u64>;
+    fn sput(&self, k: String, v: u64);
+}
+
+impl Shared for CobTree<String, u64> {
+    const NAME: &'static str = COB;
+    fn sget(&self, k: &str) -> Option<u64> {
+        self.get(k)
+    }
+    fn sput(&self, k: String, v: u64) {
+        self.insert(k, v);
+    }
+}
+
+impl Shared for RwLock<BTreeMap<String, u64>> {
+    const NAME: &'static str = RW;
+    fn sget(&self, k: &str) -> Option<u64> {
+        self.read().unwrap().get(k).copied()
+    }
+    fn sput(&self, k: String, v: u64) {
+        self.write().unwrap().insert(k, v);
+    }
+}
+
+impl Shared for SkipMap<String, u64> {
+    const NAME: &'static str = SKIP;
+    fn sget(&self, k: &str) -> Option<u64> {
+        self.get(k).map(|e| *e.value())
+    }
+    fn sput(&self, k: String, v: u64) {
+        self.insert(k, v);
+    }
+}
+
+/// `threads` threads of `ops` operations on `m`, 20% inserts of fresh random keys, 80%
+/// reads of present keys (each checked); million operations per second.
+fn mix_once<S: Shared>(
+    m: &S,
+    keys: &[String],
+    threads: usize,
+    ops: usize,
+    round: u64,
+) -> Result<f64, String> {
+    let start = Instant::now();
+    let bad = std::thread::scope(|s| {
+        let hs: Vec<_> = (0..threads)
+            .map(|t| {
+                s.spawn(move || {
+                    let mut x = ((t as u64 + 1) * 0x9e37_79b9_7f4a_7c15) ^ (round << 32) | 1;
+                    let mut bad = 0usize;
+                    for _ in 0..ops {
+                        if xorshift(&mut x) % 100 < 20 {
+                            let k = key_from(&mut x);
+                            let v = val(&k);
+                            m.sput(k, v);
+                        } else {
+                            let k = &keys[(xorshift(&mut x) >> 11) as usize % keys.len()];
+                            if m.sget(k) != Some(val(k)) {
+                                bad += 1;
+                            }
+                        }
+                    }
+                    bad
+                })
+            })
+            .collect();
+        hs.into_iter().map(|h| h.join().unwrap()).sum::<usize>()
+    });
+    let secs = start.elapsed().as_secs_f64();
+    if bad > 0 {
+        return Err(format!("{bad} reads missed or saw a wrong value"));
+    }
+    Ok((threads * ops) as f64 / secs / 1e6)
+}
+
+fn mix<S: Shared>(ctx: &mut Ctx<'_>, m: &S, keys: &[String]) -> BenchResult {
+    let ops = if ctx.full() { 1_000_000 } else { 200_000 };
+    let samples = ctx.samples_or(3);
+    for t in ctx.threads_or(&[2]) {
+        let case = Case::new("str 80/20 sweep", S::NAME, "threads", t as u64).baseline(RW);
+        if !ctx.sweep_point(&case) {
+            continue;
+        }
+        let mut v = Vec::with_capacity(samples);
+        for r in 0..samples {
+            v.push(mix_once(m, keys, t, ops, r as u64).map_err(|e| fail(&case, e))?);
+        }
+        ctx.record(&case, "Mops/s", false, Instrument::Time, Stats::of(&v));
+    }
+    Ok(())
+}
+
+/// The series: single-threaded cases at each size, then the 2-thread mix at 1M keys.
+pub fn run(ctx: &mut Ctx<'_>) -> BenchResult {
+    if !ctx.settings().sweeps_only {
+        for n in STRING_SIZES {
+            let keys = string_keys(n, 0x2545_f491_4f6c_dd1d ^ n as u64);
+            let mut sorted: Vec<(String, u64)> = keys.iter().map(|k| (k.clone(), val(k))).collect();
+            sorted.sort_unstable();
+            let mut x = 7u64;
+            let probes: Vec<String> = (0..PROBES.min(n * 20))
+                .map(|_| keys[(xorshift(&mut x) >> 11) as usize % n].clone())
+                .collect();
+            single::<CobTree<String, u64>>(ctx, &keys, &sorted, &probes)?;
+            single::<BTreeMap<String, u64>>(ctx, &keys, &sorted, &probes)?;
+            single::<SkipMap<String, u64>>(ctx, &keys, &sorted, &probes)?;
+        }
+    }
+    if ctx.sweeps() {
+        let keys = string_keys(MIX_KEYS, 0x5eed);
+        let cob: CobTree<String, u64> = build(&keys);
+        mix(ctx, &cob, &keys)?;
+        drop(cob);
+        let rw = RwLock::new(build::<BTreeMap<String, u64>>(&keys));
+        mix(ctx, &rw, &keys)?;
+        drop(rw);
+        let skip: SkipMap<String, u64> = build(&keys);
+        mix(ctx, &skip, &keys)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_are_distinct_and_sized() {
+        let k = string_keys(5_000, 3);
+        assert!(k.iter().all(|s| (8..=32).contains(&s.len())));
+        assert_eq!(k.iter().collect::<HashSet<_>>().len(), 5_000);
+    }
+
+    #[test]
+    fn peers_agree() {
+        let keys = string_keys(2_000, 9);
+        let c: CobTree<String, u64> = build(&keys);
+        let b: BTreeMap<String, u64> = build(&keys);
+        let s: SkipMap<String, u64> = build(&keys);
+        assert_eq!(c.scan(), b.scan());
+        assert_eq!(s.scan(), b.scan());
+        for k in &keys[..100] {
+            assert_eq!(c.range_sum(k, 100), b.range_sum(k, 100));
+            assert_eq!(Peer::get(&c, k), Some(val(k)));
+        }
+    }
+}
