@@ -176,3 +176,67 @@ fn loom_update_vs_update() {
         assert_eq!(t.get(&1), Some(12));
     });
 }
+
+/// The boxed path (`String` keys): a reader of a key races a writer that removes the last
+/// key of another prefix (its slot is freed), inserts a key of a third prefix (which may
+/// reuse that slot) and overwrites the reader's key. The reader sees the key's old or new
+/// value, never another prefix's bucket's value, and the shared-prefix neighbour stays.
+#[test]
+fn loom_boxed_reader_vs_slot_reuse() {
+    loom::model(|| {
+        let t: Arc<CobTree<String, u64>> = Arc::new(CobTree::with_leaf_capacity(4));
+        t.insert("aaaaaaaa-1".into(), 1);
+        t.insert("aaaaaaaa-2".into(), 2);
+        t.insert("bbbbbbbb".into(), 3);
+        let r = {
+            let t = t.clone();
+            thread::spawn(move || {
+                let one = t.get("aaaaaaaa-1");
+                assert!(one == Some(1) || one == Some(11), "{one:?}");
+                assert_eq!(t.get("aaaaaaaa-2"), Some(2));
+                let gone = t.get("bbbbbbbb");
+                assert!(gone.is_none() || gone == Some(3), "{gone:?}");
+            })
+        };
+        assert_eq!(t.remove("bbbbbbbb"), Some(3));
+        assert_eq!(t.insert("cccccccc".into(), 4), None);
+        assert_eq!(t.insert("aaaaaaaa-1".into(), 11), Some(1));
+        r.join().unwrap();
+        assert_eq!(t.iter().map(|e| e.1).collect::<Vec<_>>(), vec![11, 2, 4]);
+    });
+}
+
+/// Two writers of one prefix's bucket (inserts into it, and a remove that empties another
+/// prefix) with an iterator: both inserts land, the iterator sees the untouched key once.
+#[test]
+fn loom_boxed_writers_and_iterator() {
+    loom::model(|| {
+        let t: Arc<CobTree<String, u64>> = Arc::new(CobTree::with_leaf_capacity(4));
+        t.insert("same-pre-0".into(), 0);
+        t.insert("zzzzzzzz".into(), 9);
+        let w = {
+            let t = t.clone();
+            thread::spawn(move || {
+                t.insert("same-pre-1".into(), 1);
+                t.remove("zzzzzzzz")
+            })
+        };
+        let it = {
+            let t = t.clone();
+            thread::spawn(move || {
+                let ks: Vec<String> = t.keys().collect();
+                assert_eq!(
+                    ks.iter().filter(|k| k.as_str() == "same-pre-0").count(),
+                    1,
+                    "{ks:?}"
+                );
+                assert!(ks.windows(2).all(|p| p[0] < p[1]), "{ks:?}");
+            })
+        };
+        t.insert("same-pre-2".into(), 2);
+        assert_eq!(w.join().unwrap(), Some(9));
+        it.join().unwrap();
+        assert_eq!(t.len(), 3);
+        assert_eq!(t.values().collect::<Vec<_>>(), vec![0, 1, 2]);
+    });
+}

@@ -37,7 +37,7 @@ fn values_dropped_exactly_once() {
         t.retain(|k, _| !k.ends_with('1'));
         let left = t.len();
         assert_eq!(Arc::strong_count(&probe), left + 1);
-        assert!(t.update("key00002", |v| Arc::clone(v)).is_some());
+        assert!(t.update("key00002", Arc::clone).is_some());
         assert_eq!(Arc::strong_count(&probe), left + 1);
         let popped = t.pop_first();
         assert!(popped.is_some());
@@ -114,7 +114,7 @@ fn panicking_ord_leaves_the_map_usable() {
             &|| {
                 let _ = t.range(k.clone()..).take(3).count();
             },
-            &|| drop(t.update(&Touchy(format!("{:04}", nth * 7 + 2)), |v| Arc::clone(v))),
+            &|| drop(t.update(&Touchy(format!("{:04}", nth * 7 + 2)), Arc::clone)),
             &|| drop(t.get_or_insert(k.clone(), Arc::clone(&probe))),
         ];
         for op in ops {

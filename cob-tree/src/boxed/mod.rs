@@ -141,15 +141,17 @@ impl<K: Ord + 'static, V: 'static> BoxMap<K, V> {
     /// from the index (and its slot freed) if that left it empty. If `f` panics, the
     /// bucket keeps what `f` left (a valid `Vec`) and the length still accounts for it.
     pub(crate) fn edit_prefix(&self, p: u64, f: impl FnOnce(&mut Vec<(K, V)>)) {
-        /// Adds the bucket's change in length to the map's, on return and on unwind.
+        /// Adds the bucket's change in length to the map's, on return and on unwind
+        /// (after unlocking the bucket: no atomic of the model checker runs under it).
         struct Adjust<'a, K, V> {
             len: &'a AtomicU64,
-            b: std::sync::RwLockWriteGuard<'a, slab::Bucket<K, V>>,
+            b: Option<std::sync::RwLockWriteGuard<'a, slab::Bucket<K, V>>>,
             before: usize,
         }
         impl<K, V> Drop for Adjust<'_, K, V> {
             fn drop(&mut self) {
-                let d = self.b.entries.len() as i64 - self.before as i64;
+                let after = self.b.take().map_or(self.before, |b| b.entries.len());
+                let d = after as i64 - self.before as i64;
                 self.len.fetch_add(d as u64, Ordering::Relaxed);
             }
         }
@@ -158,13 +160,14 @@ impl<K: Ord + 'static, V: 'static> BoxMap<K, V> {
             let before = b.entries.len();
             let mut g = Adjust {
                 len: &self.len,
-                b,
+                b: Some(b),
                 before,
             };
-            if g.b.prefix == Some(p) {
-                f(&mut g.b.entries);
+            let b = g.b.as_mut().expect("held");
+            if b.prefix == Some(p) {
+                f(&mut b.entries);
             }
-            g.b.entries.is_empty()
+            b.entries.is_empty()
         });
         if let Some(Ok((_, s))) = r {
             self.slab.release(s.get());

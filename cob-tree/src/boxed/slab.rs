@@ -21,8 +21,11 @@ pub(crate) struct Bucket<K, V> {
     pub(crate) entries: Vec<(K, V)>,
 }
 
+/// One chunk of slots.
+type Chunk<K, V> = Box<[RwLock<Bucket<K, V>>]>;
+
 pub(crate) struct Slab<K, V> {
-    chunks: [OnceLock<Box<[RwLock<Bucket<K, V>>]>>; CHUNKS],
+    chunks: [OnceLock<Chunk<K, V>>; CHUNKS],
     /// Free slots, and the number of slots ever handed out.
     free: Mutex<(Vec<u64>, u64)>,
 }
