@@ -2,6 +2,7 @@
 //! boxed path's (`crate::boxed::iter`), picked by the map's storage.
 
 use crate::pma::inl::{Inl, Look, LookRange};
+use crate::pma::repr::on_repr;
 use crate::{CobTree, Repr};
 use core::borrow::Borrow;
 use core::ops::{RangeBounds, RangeFull};
@@ -20,8 +21,15 @@ use core::ops::{RangeBounds, RangeFull};
 /// clones one bucket at a time into a buffer it reuses.
 pub struct Range<'a, Q: ?Sized, R, K: Ord + 'static, V: 'static>(RangeRepr<'a, Q, R, K, V>);
 
+/// The core's iterator over one inline variant's map.
+type Words<'a, Q, R, K, V, const A: usize, const B: usize> =
+    crate::iter::Range<'a, Look<Q>, LookRange<R>, Inl<K, A>, Inl<V, B>>;
+
 enum RangeRepr<'a, Q: ?Sized, R, K: Ord + 'static, V: 'static> {
-    Inline(crate::iter::Range<'a, Look<Q>, LookRange<R>, Inl<K>, Inl<V>>),
+    I11(Words<'a, Q, R, K, V, 1, 1>),
+    I12(Words<'a, Q, R, K, V, 1, 2>),
+    I21(Words<'a, Q, R, K, V, 2, 1>),
+    I22(Words<'a, Q, R, K, V, 2, 2>),
     Boxed(crate::boxed::iter::Range<'a, Q, R, K, V>),
 }
 
@@ -33,9 +41,14 @@ where
     V: Clone + 'static,
 {
     pub(crate) fn new(t: &'a CobTree<K, V>, range: R) -> Self {
+        let range = LookRange(range);
+        // The map's variant is `Kind::of::<K, V>()`'s, so this one is too.
         Range(match t.repr() {
-            Repr::Inline(m) => RangeRepr::Inline(crate::iter::Range::new(m, LookRange(range))),
-            Repr::Boxed(b) => RangeRepr::Boxed(crate::boxed::iter::Range::new(b, range)),
+            Repr::I11(m) => RangeRepr::I11(crate::iter::Range::new(m, range)),
+            Repr::I12(m) => RangeRepr::I12(crate::iter::Range::new(m, range)),
+            Repr::I21(m) => RangeRepr::I21(crate::iter::Range::new(m, range)),
+            Repr::I22(m) => RangeRepr::I22(crate::iter::Range::new(m, range)),
+            Repr::Boxed(b) => RangeRepr::Boxed(crate::boxed::iter::Range::new(b, range.0)),
         })
     }
 }
@@ -51,18 +64,16 @@ where
 
     #[inline]
     fn next(&mut self) -> Option<(K, V)> {
-        match &mut self.0 {
-            RangeRepr::Inline(r) => r.next().map(|(k, v)| (k.get(), v.get())),
-            RangeRepr::Boxed(r) => r.next(),
-        }
+        on_repr!(RangeRepr, K, V; &mut self.0;
+            r => r.next().map(|(k, v)| (k.get(), v.get()));
+            b => b.next())
     }
 
     #[inline]
     fn fold<B, F: FnMut(B, (K, V)) -> B>(self, init: B, mut f: F) -> B {
-        match self.0 {
-            RangeRepr::Inline(r) => r.fold(init, |acc, (k, v)| f(acc, (k.get(), v.get()))),
-            RangeRepr::Boxed(r) => r.fold(init, f),
-        }
+        on_repr!(RangeRepr, K, V; self.0;
+            r => r.fold(init, |acc, (k, v)| f(acc, (k.get(), v.get())));
+            b => b.fold(init, f))
     }
 }
 
@@ -75,10 +86,9 @@ where
 {
     #[inline]
     fn next_back(&mut self) -> Option<(K, V)> {
-        match &mut self.0 {
-            RangeRepr::Inline(r) => r.next_back().map(|(k, v)| (k.get(), v.get())),
-            RangeRepr::Boxed(r) => r.next_back(),
-        }
+        on_repr!(RangeRepr, K, V; &mut self.0;
+            r => r.next_back().map(|(k, v)| (k.get(), v.get()));
+            b => b.next_back())
     }
 }
 
@@ -131,17 +141,22 @@ forward!(Values, V, |e| e.1);
 pub struct IntoIter<K: Ord + 'static, V: 'static>(IntoRepr<K, V>);
 
 enum IntoRepr<K: Ord + 'static, V: 'static> {
-    Inline(crate::iter::IntoIter<Inl<K>, Inl<V>>),
+    I11(crate::iter::IntoIter<Inl<K, 1>, Inl<V, 1>>),
+    I12(crate::iter::IntoIter<Inl<K, 1>, Inl<V, 2>>),
+    I21(crate::iter::IntoIter<Inl<K, 2>, Inl<V, 1>>),
+    I22(crate::iter::IntoIter<Inl<K, 2>, Inl<V, 2>>),
     Boxed(std::vec::IntoIter<(K, V)>),
 }
 
 impl<K: Ord + Clone + 'static, V: Clone + 'static> IntoIter<K, V> {
     pub(crate) fn new(t: CobTree<K, V>) -> Self {
         let len = t.len();
+        use crate::iter::IntoIter as Words;
         IntoIter(match t.into_repr() {
-            Repr::Inline(mut m) => {
-                IntoRepr::Inline(crate::iter::IntoIter::new(m.take_array(), len))
-            }
+            Repr::I11(mut m) => IntoRepr::I11(Words::new(m.take_array(), len)),
+            Repr::I12(mut m) => IntoRepr::I12(Words::new(m.take_array(), len)),
+            Repr::I21(mut m) => IntoRepr::I21(Words::new(m.take_array(), len)),
+            Repr::I22(mut m) => IntoRepr::I22(Words::new(m.take_array(), len)),
             Repr::Boxed(mut b) => IntoRepr::Boxed(b.drain().into_iter()),
         })
     }
@@ -150,25 +165,20 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> IntoIter<K, V> {
 impl<K: Ord + 'static, V: 'static> Iterator for IntoIter<K, V> {
     type Item = (K, V);
     fn next(&mut self) -> Option<(K, V)> {
-        match &mut self.0 {
-            IntoRepr::Inline(r) => r.next().map(|(k, v)| (k.get(), v.get())),
-            IntoRepr::Boxed(r) => r.next(),
-        }
+        on_repr!(IntoRepr, K, V; &mut self.0;
+            r => r.next().map(|(k, v)| (k.get(), v.get()));
+            b => b.next())
     }
     fn size_hint(&self) -> (usize, Option<usize>) {
-        match &self.0 {
-            IntoRepr::Inline(r) => r.size_hint(),
-            IntoRepr::Boxed(r) => r.size_hint(),
-        }
+        on_repr!(IntoRepr, K, V; &self.0; r => r.size_hint(); b => b.size_hint())
     }
 }
 
 impl<K: Ord + 'static, V: 'static> DoubleEndedIterator for IntoIter<K, V> {
     fn next_back(&mut self) -> Option<(K, V)> {
-        match &mut self.0 {
-            IntoRepr::Inline(r) => r.next_back().map(|(k, v)| (k.get(), v.get())),
-            IntoRepr::Boxed(r) => r.next_back(),
-        }
+        on_repr!(IntoRepr, K, V; &mut self.0;
+            r => r.next_back().map(|(k, v)| (k.get(), v.get()));
+            b => b.next_back())
     }
 }
 

@@ -31,8 +31,8 @@ pub(crate) trait Borrow<Q: ?Sized> {
     fn borrow(&self) -> &Q;
 }
 
-impl<T: 'static> Pod for Inl<T> {
-    const WORDS: usize = Inl::<T>::WORDS;
+impl<T: 'static, const W: usize> Pod for Inl<T, W> {
+    const WORDS: usize = Inl::<T, W>::WORDS;
     #[inline(always)]
     fn to_words(self) -> [u64; 2] {
         Inl::to_words(self)
@@ -43,7 +43,7 @@ impl<T: 'static> Pod for Inl<T> {
     }
 }
 
-impl<T: Ord + 'static> Key for Inl<T> {
+impl<T: Ord + 'static, const W: usize> Key for Inl<T, W> {
     #[inline(always)]
     fn greatest() -> Self {
         Inl::max()

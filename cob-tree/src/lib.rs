@@ -23,6 +23,7 @@ use core::borrow::Borrow;
 use core::ops::{Bound, RangeBounds};
 use pma::inl::{Inl, Look, is_inline};
 use pma::map::Map;
+use pma::repr::{Kind, on_repr};
 
 /// A concurrent ordered map over a packed memory array. Every method takes `&self`.
 ///
@@ -33,12 +34,16 @@ pub struct CobTree<K, V> {
     repr: Repr<K, V>,
 }
 
-/// The storage, chosen per type when the map is made ([`is_inline`] folds to a constant,
-/// so each method's `match` has one live arm). Both variants are a few KiB (the core's
+/// The storage, chosen per type when the map is made (`Kind::of` folds to a constant,
+/// so each method compiles one arm of `on_repr!`). Both variants are a few KiB (the core's
 /// striped length counter); boxing one would add a pointer chase to every operation.
 #[allow(clippy::large_enum_variant)]
 pub(crate) enum Repr<K, V> {
-    Inline(Map<Inl<K>, Inl<V>>),
+    /// Inline, by the words `K` and `V` travel in (see `pma::inl::width`).
+    I11(Map<Inl<K, 1>, Inl<V, 1>>),
+    I12(Map<Inl<K, 1>, Inl<V, 2>>),
+    I21(Map<Inl<K, 2>, Inl<V, 1>>),
+    I22(Map<Inl<K, 2>, Inl<V, 2>>),
     Boxed(BoxMap<K, V>),
 }
 
@@ -66,7 +71,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> CobTree<K, V> {
         if inline_kv::<K, V>() {
             pma::default_leaf_capacity::<Inl<K>, Inl<V>>()
         } else {
-            pma::default_leaf_capacity::<Inl<u64>, Inl<u64>>()
+            pma::default_leaf_capacity::<Inl<u64, 1>, Inl<u64, 1>>()
         }
     }
 
@@ -86,15 +91,18 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> CobTree<K, V> {
     }
 
     fn build(n: usize, cap: usize) -> Self {
+        // Every `Repr` is made here, by `Kind::of::<K, V>()` (what `on_repr!` relies on).
         assert!(
             (MIN_LEAF_CAPACITY..=MAX_LEAF_CAPACITY).contains(&cap),
             "CobTree leaf capacity {cap} is outside {MIN_LEAF_CAPACITY}..={MAX_LEAF_CAPACITY}"
         );
         let leaves = n.saturating_mul(2).div_ceil(cap).max(1).next_power_of_two();
-        let repr = if inline_kv::<K, V>() {
-            Repr::Inline(Map::new(leaves, cap))
-        } else {
-            Repr::Boxed(BoxMap::new(leaves, cap))
+        let repr = match Kind::of::<K, V>() {
+            Kind::I11 => Repr::I11(Map::new(leaves, cap)),
+            Kind::I12 => Repr::I12(Map::new(leaves, cap)),
+            Kind::I21 => Repr::I21(Map::new(leaves, cap)),
+            Kind::I22 => Repr::I22(Map::new(leaves, cap)),
+            Kind::Boxed => Repr::Boxed(BoxMap::new(leaves, cap)),
         };
         CobTree { repr }
     }
@@ -106,16 +114,16 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> CobTree<K, V> {
     /// Whether this map stores its keys and values inline in the array's words (else on
     /// the boxed path).
     pub fn is_inline(&self) -> bool {
-        matches!(self.repr, Repr::Inline(_))
+        !matches!(self.repr, Repr::Boxed(_))
     }
 
     /// Elements per narrow leaf of this map. Its arrays alternate between narrow leaves and
     /// wide ones (about [`WIDE_LEAF_FACTOR`] times as large) as the map grows.
     pub fn leaf_capacity(&self) -> usize {
-        match &self.repr {
-            Repr::Inline(m) => m.leaf_capacity(),
-            Repr::Boxed(b) => b.index.leaf_capacity(),
-        }
+        on_repr!(Repr, K, V; &self.repr;
+         m => m.leaf_capacity();
+         b => b.index.leaf_capacity()
+        )
     }
 
     /// Bytes the map holds on the heap now: its current array and index, and the retired
@@ -124,10 +132,10 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> CobTree<K, V> {
     /// counted: an array an iterator still holds, or a retired one the epoch collector has
     /// not freed yet.
     pub fn heap_bytes(&self) -> usize {
-        match &self.repr {
-            Repr::Inline(m) => m.heap_bytes(),
-            Repr::Boxed(b) => b.heap_bytes(),
-        }
+        on_repr!(Repr, K, V; &self.repr;
+         m => m.heap_bytes();
+         b => b.heap_bytes()
+        )
     }
 
     // ----- single keys -----------------------------------------------------------------
@@ -136,13 +144,13 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> CobTree<K, V> {
     /// kept, as in `BTreeMap`).
     #[inline]
     pub fn insert(&self, k: K, v: V) -> Option<V> {
-        match &self.repr {
-            Repr::Inline(m) => m.upsert(Inl::new(k), |_| Some(Inl::new(v))).map(Inl::get),
-            Repr::Boxed(b) => b.upsert(k, |cur| match cur {
-                Some(old) => (None, Some(core::mem::replace(old, v))),
-                None => (Some(v), None),
-            }),
-        }
+        on_repr!(Repr, K, V; &self.repr;
+         m => m.upsert(Inl::new(k), |_| Some(Inl::new(v))).map(Inl::get);
+         b => b.upsert(k, |cur| match cur {
+                        Some(old) => (None, Some(core::mem::replace(old, v))),
+                        None => (Some(v), None),
+                    })
+        )
     }
 
     /// The value of `k` (a clone).
@@ -151,10 +159,10 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> CobTree<K, V> {
     where
         K: Borrow<Q>,
     {
-        match &self.repr {
-            Repr::Inline(m) => m.get(Look::new(k)).map(|(_, v)| v.get()),
-            Repr::Boxed(b) => b.with(k, |_, v| v.clone()),
-        }
+        on_repr!(Repr, K, V; &self.repr;
+         m => m.get(Look::new(k)).map(|(_, v)| v.get());
+         b => b.with(k, |_, v| v.clone())
+        )
     }
 
     /// The stored key equal to `k`, and its value.
@@ -162,10 +170,10 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> CobTree<K, V> {
     where
         K: Borrow<Q>,
     {
-        match &self.repr {
-            Repr::Inline(m) => m.get(Look::new(k)).map(|(k, v)| (k.get(), v.get())),
-            Repr::Boxed(b) => b.with(k, |k, v| (k.clone(), v.clone())),
-        }
+        on_repr!(Repr, K, V; &self.repr;
+         m => m.get(Look::new(k)).map(|(k, v)| (k.get(), v.get()));
+         b => b.with(k, |k, v| (k.clone(), v.clone()))
+        )
     }
 
     /// Whether `k` is present.
@@ -173,10 +181,10 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> CobTree<K, V> {
     where
         K: Borrow<Q>,
     {
-        match &self.repr {
-            Repr::Inline(m) => m.get(Look::new(k)).is_some(),
-            Repr::Boxed(b) => b.with(k, |_, _| ()).is_some(),
-        }
+        on_repr!(Repr, K, V; &self.repr;
+         m => m.get(Look::new(k)).is_some();
+         b => b.with(k, |_, _| ()).is_some()
+        )
     }
 
     /// The value of `k`, inserting `v` first if `k` is absent (atomically: of several
@@ -190,57 +198,57 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> CobTree<K, V> {
     /// [`get_or_insert`](Self::get_or_insert); `f` runs at most once, only when `k` is
     /// absent, with `k`'s leaf locked: it must not use this map).
     pub fn get_or_insert_with(&self, k: K, f: impl FnOnce() -> V) -> V {
-        match &self.repr {
-            Repr::Inline(m) => {
-                let mut out = None;
-                let old = m.upsert(Inl::new(k), |old| match old {
-                    Some(_) => None,
-                    None => {
-                        let v = Inl::new(f());
-                        out = Some(v);
-                        Some(v)
-                    }
-                });
-                old.or(out)
-                    .expect("get_or_insert_with: either present or inserted")
-                    .get()
-            }
-            Repr::Boxed(b) => b.upsert(k, |cur| match cur {
-                Some(old) => (None, old.clone()),
-                None => {
-                    let v = f();
-                    let c = v.clone();
-                    (Some(v), c)
-                }
-            }),
-        }
+        on_repr!(Repr, K, V; &self.repr;
+         m => {
+                        let mut out = None;
+                        let old = m.upsert(Inl::new(k), |old| match old {
+                            Some(_) => None,
+                            None => {
+                                let v = Inl::new(f());
+                                out = Some(v);
+                                Some(v)
+                            }
+                        });
+                        old.or(out)
+                            .expect("get_or_insert_with: either present or inserted")
+                            .get()
+                    };
+         b => b.upsert(k, |cur| match cur {
+                        Some(old) => (None, old.clone()),
+                        None => {
+                            let v = f();
+                            let c = v.clone();
+                            (Some(v), c)
+                        }
+                    })
+        )
     }
 
     /// Inserts `k -> v` if `k` is absent or `pred(&old)` is true, atomically (`pred` runs
     /// with `k`'s leaf locked: it must not use this map). `Ok(previous value)` when it
     /// stored `v`; `Err(current value)` when `pred` refused.
     pub fn insert_if(&self, k: K, v: V, pred: impl FnOnce(&V) -> bool) -> Result<Option<V>, V> {
-        match &self.repr {
-            Repr::Inline(m) => {
-                let mut refused = false;
-                let old = m.upsert(Inl::new(k), |old| match old {
-                    Some(o) if !pred(o.as_ref()) => {
-                        refused = true;
-                        None
-                    }
-                    _ => Some(Inl::new(v)),
-                });
-                match old.map(Inl::get) {
-                    Some(o) if refused => Err(o),
-                    old => Ok(old),
-                }
-            }
-            Repr::Boxed(b) => b.upsert(k, |cur| match cur {
-                Some(old) if !pred(old) => (None, Err(old.clone())),
-                Some(old) => (None, Ok(Some(core::mem::replace(old, v)))),
-                None => (Some(v), Ok(None)),
-            }),
-        }
+        on_repr!(Repr, K, V; &self.repr;
+         m => {
+                        let mut refused = false;
+                        let old = m.upsert(Inl::new(k), |old| match old {
+                            Some(o) if !pred(o.as_ref()) => {
+                                refused = true;
+                                None
+                            }
+                            _ => Some(Inl::new(v)),
+                        });
+                        match old.map(Inl::get) {
+                            Some(o) if refused => Err(o),
+                            old => Ok(old),
+                        }
+                    };
+         b => b.upsert(k, |cur| match cur {
+                        Some(old) if !pred(old) => (None, Err(old.clone())),
+                        Some(old) => (None, Ok(Some(core::mem::replace(old, v)))),
+                        None => (Some(v), Ok(None)),
+                    })
+        )
     }
 
     /// `crossbeam_skiplist::SkipMap::compare_insert`'s shape: inserts `k -> v` if `k` is
@@ -261,12 +269,12 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> CobTree<K, V> {
     where
         K: Borrow<Q>,
     {
-        match &self.repr {
-            Repr::Inline(m) => m
-                .update(Look::new(k), |v| Inl::new(f(v.as_ref())))
-                .map(|(_, new)| new.get()),
-            Repr::Boxed(b) => b.update(k, f),
-        }
+        on_repr!(Repr, K, V; &self.repr;
+         m => m
+                        .update(Look::new(k), |v| Inl::new(f(v.as_ref())))
+                        .map(|(_, new)| new.get());
+         b => b.update(k, f)
+        )
     }
 
     /// Removes `k`; returns its value, if it was present.
@@ -284,10 +292,10 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> CobTree<K, V> {
     where
         K: Borrow<Q>,
     {
-        match &self.repr {
-            Repr::Inline(m) => m.remove(Look::new(k)).map(|(k, v)| (k.get(), v.get())),
-            Repr::Boxed(b) => b.remove(k),
-        }
+        on_repr!(Repr, K, V; &self.repr;
+         m => m.remove(Look::new(k)).map(|(k, v)| (k.get(), v.get()));
+         b => b.remove(k)
+        )
     }
 
     // ----- ends ------------------------------------------------------------------------
@@ -295,18 +303,18 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> CobTree<K, V> {
     /// The smallest key and its value (inline path: linearizable; boxed path: read as an
     /// iterator reads it).
     pub fn first_key_value(&self) -> Option<(K, V)> {
-        match &self.repr {
-            Repr::Inline(m) => m.edge(true).map(|(k, v)| (k.get(), v.get())),
-            Repr::Boxed(_) => self.iter().next(),
-        }
+        on_repr!(Repr, K, V; &self.repr;
+         m => m.edge(true).map(|(k, v)| (k.get(), v.get()));
+         _b => self.iter().next()
+        )
     }
 
     /// The largest key and its value (as [`first_key_value`](Self::first_key_value)).
     pub fn last_key_value(&self) -> Option<(K, V)> {
-        match &self.repr {
-            Repr::Inline(m) => m.edge(false).map(|(k, v)| (k.get(), v.get())),
-            Repr::Boxed(_) => self.iter().next_back(),
-        }
+        on_repr!(Repr, K, V; &self.repr;
+         m => m.edge(false).map(|(k, v)| (k.get(), v.get()));
+         _b => self.iter().next_back()
+        )
     }
 
     /// Removes and returns the entry with the smallest key, atomically: two threads never
@@ -314,19 +322,19 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> CobTree<K, V> {
     /// present. Boxed path: no smaller key was present when its bucket was found (a
     /// smaller key inserted concurrently may be present when it is taken).
     pub fn pop_first(&self) -> Option<(K, V)> {
-        match &self.repr {
-            Repr::Inline(m) => m.pop(true).map(|(k, v)| (k.get(), v.get())),
-            Repr::Boxed(b) => b.pop(true),
-        }
+        on_repr!(Repr, K, V; &self.repr;
+         m => m.pop(true).map(|(k, v)| (k.get(), v.get()));
+         b => b.pop(true)
+        )
     }
 
     /// Removes and returns the entry with the largest key (atomically, as
     /// [`pop_first`](Self::pop_first)).
     pub fn pop_last(&self) -> Option<(K, V)> {
-        match &self.repr {
-            Repr::Inline(m) => m.pop(false).map(|(k, v)| (k.get(), v.get())),
-            Repr::Boxed(b) => b.pop(false),
-        }
+        on_repr!(Repr, K, V; &self.repr;
+         m => m.pop(false).map(|(k, v)| (k.get(), v.get()));
+         b => b.pop(false)
+        )
     }
 
     /// The entry with the smallest key above `bound` (`Included(k)`: at or above `k`;
@@ -352,10 +360,10 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> CobTree<K, V> {
     /// The number of elements. Exact when no write runs concurrently; while writes run,
     /// each write updates it just after taking effect, so it may lag by those writes.
     pub fn len(&self) -> usize {
-        match &self.repr {
-            Repr::Inline(m) => m.len(),
-            Repr::Boxed(b) => b.len(),
-        }
+        on_repr!(Repr, K, V; &self.repr;
+         m => m.len();
+         b => b.len()
+        )
     }
 
     /// Whether the map has no elements (same caveat as [`len`](Self::len)).
@@ -367,10 +375,10 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> CobTree<K, V> {
     /// empty array is published, in one step. Boxed path: bucket by bucket, as
     /// [`retain`](Self::retain) with a predicate that is always false.
     pub fn clear(&self) {
-        match &self.repr {
-            Repr::Inline(m) => m.clear(),
-            Repr::Boxed(b) => b.retain(&mut |_, _| false),
-        }
+        on_repr!(Repr, K, V; &self.repr;
+         m => m.clear();
+         b => b.retain(&mut |_, _| false)
+        )
     }
 
     /// The elements with keys in `range`, in key order from either end (weakly
@@ -425,10 +433,10 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> CobTree<K, V> {
     /// the whole call is visited exactly once, in key order; elements inserted meanwhile
     /// may or may not be.
     pub fn retain(&self, mut f: impl FnMut(&K, &V) -> bool) {
-        match &self.repr {
-            Repr::Inline(m) => m.retain(&mut |k: &Inl<K>, v: &Inl<V>| f(k.as_ref(), v.as_ref())),
-            Repr::Boxed(b) => b.retain(&mut f),
-        }
+        on_repr!(Repr, K, V; &self.repr;
+         m => m.retain(&mut |k: &Inl<K, _>, v: &Inl<V, _>| f(k.as_ref(), v.as_ref()));
+         b => b.retain(&mut f)
+        )
     }
 
     /// Moves every element of `other` into `self` (a value from `other` replaces the value
@@ -460,18 +468,16 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> CobTree<K, V> {
 
     /// The inline path's word map (tests of the core).
     #[cfg(test)]
-    pub(crate) fn words(&self) -> &Map<Inl<K>, Inl<V>> {
+    pub(crate) fn words(&self) -> &Map<Inl<K, 1>, Inl<V, 1>> {
         match &self.repr {
-            Repr::Inline(m) => m,
-            Repr::Boxed(_) => panic!("not an inline map"),
+            Repr::I11(m) => m,
+            _ => panic!("not a one-word inline map"),
         }
     }
 
     #[cfg(test)]
-    pub(crate) fn from_words(m: Map<Inl<K>, Inl<V>>) -> Self {
-        CobTree {
-            repr: Repr::Inline(m),
-        }
+    pub(crate) fn from_words(m: Map<Inl<K, 1>, Inl<V, 1>>) -> Self {
+        CobTree { repr: Repr::I11(m) }
     }
 
     /// The storage, taken for the by-value iterators.

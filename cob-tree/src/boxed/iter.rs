@@ -14,8 +14,13 @@ use core::cmp::Ordering as Cmp;
 use core::ops::{Bound, RangeBounds};
 use std::collections::VecDeque;
 
-type Prefixes<'a> =
-    crate::iter::Range<'a, Inl<u64>, (Bound<Inl<u64>>, Bound<Inl<u64>>), Inl<u64>, Inl<u64>>;
+type Prefixes<'a> = crate::iter::Range<
+    'a,
+    Inl<u64, 1>,
+    (Bound<Inl<u64, 1>>, Bound<Inl<u64, 1>>),
+    Inl<u64, 1>,
+    Inl<u64, 1>,
+>;
 
 pub(crate) struct Range<'a, Q: ?Sized, R, K, V> {
     map: &'a BoxMap<K, V>,

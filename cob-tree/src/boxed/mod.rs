@@ -26,7 +26,7 @@ use core::cmp::Ordering as Cmp;
 use slab::Slab;
 
 pub(crate) struct BoxMap<K, V> {
-    pub(crate) index: Map<Inl<u64>, Inl<u64>>,
+    pub(crate) index: Map<Inl<u64, 1>, Inl<u64, 1>>,
     pub(crate) slab: Slab<K, V>,
     /// Entries (the core counts prefixes); a wrapping signed count.
     len: AtomicU64,
@@ -191,7 +191,7 @@ impl<K: Ord + 'static, V: 'static> BoxMap<K, V> {
 
     /// Keeps the entries for which `f` is true, bucket by bucket.
     pub(crate) fn retain(&self, f: &mut impl FnMut(&K, &V) -> bool) {
-        let prefixes = crate::iter::Range::<Inl<u64>, _, _, _>::new(&self.index, ..);
+        let prefixes = crate::iter::Range::<Inl<u64, 1>, _, _, _>::new(&self.index, ..);
         for (p, _) in prefixes {
             self.edit_prefix(p.get(), |e| e.retain(|(k, v)| f(k, v)));
         }
@@ -200,7 +200,7 @@ impl<K: Ord + 'static, V: 'static> BoxMap<K, V> {
     /// Removes and returns the first (`front`) or last entry.
     pub(crate) fn pop(&self, front: bool) -> Option<(K, V)> {
         loop {
-            let mut ends = crate::iter::Range::<Inl<u64>, _, _, _>::new(&self.index, ..);
+            let mut ends = crate::iter::Range::<Inl<u64, 1>, _, _, _>::new(&self.index, ..);
             let (p, _) = if front { ends.next() } else { ends.next_back() }?;
             drop(ends);
             let mut out = None;
@@ -222,7 +222,7 @@ impl<K: Ord + 'static, V: 'static> BoxMap<K, V> {
     /// Every entry, in key order, taken out of the (owned) map.
     pub(crate) fn drain(&mut self) -> Vec<(K, V)> {
         let mut out = Vec::with_capacity(self.len());
-        for (_, s) in crate::iter::Range::<Inl<u64>, _, _, _>::new(&self.index, ..) {
+        for (_, s) in crate::iter::Range::<Inl<u64, 1>, _, _, _>::new(&self.index, ..) {
             out.append(&mut self.slab.write(s.get()).entries);
         }
         self.len.store(0, Ordering::Relaxed);

@@ -82,32 +82,45 @@ pub(crate) fn is_inline<T: 'static>() -> bool {
     )
 }
 
-/// The words of one inline key or value. Constructed only for an [`is_inline`] type (a
-/// folded `assert!` in [`Inl::new`] and [`Inl::from_words`]), so its words always hold
-/// the bytes of a valid `T`.
+/// The words of one inline key or value, `W` (1 or 2) of them: one-word types travel as
+/// one word through the core (a 16-byte value for a `u64` costs `get` about 20
+/// instructions of copies). Constructed only for an [`is_inline`] type of at most `8 * W`
+/// bytes (a folded `assert!` in [`Inl::new`] and [`Inl::from_words`]), so its words always
+/// hold the bytes of a valid `T`.
 #[repr(C)]
-pub(crate) struct Inl<T> {
-    w: [u64; 2],
+pub(crate) struct Inl<T, const W: usize = 2> {
+    w: [u64; W],
     _t: PhantomData<fn() -> T>,
 }
 
-const _: () = assert!(core::mem::size_of::<Inl<u64>>() == 16);
-const _: () = assert!(core::mem::align_of::<Inl<u64>>() == 8);
+const _: () = assert!(core::mem::size_of::<Inl<u64, 1>>() == 8);
+const _: () = assert!(core::mem::size_of::<Inl<u64, 2>>() == 16);
+const _: () = assert!(core::mem::align_of::<Inl<u64, 2>>() == 8);
 
-impl<T> Clone for Inl<T> {
+/// How many words an inline `T` travels in (1 or 2; folds to a constant).
+pub(crate) const fn width<T>() -> usize {
+    if core::mem::size_of::<T>() <= 8 { 1 } else { 2 }
+}
+
+impl<T, const W: usize> Clone for Inl<T, W> {
     #[inline(always)]
     fn clone(&self) -> Self {
         *self
     }
 }
-impl<T> Copy for Inl<T> {}
+impl<T, const W: usize> Copy for Inl<T, W> {}
 
-impl<T: 'static> Inl<T> {
-    /// How many words `T` occupies (0, 1 or 2).
+impl<T: 'static, const W: usize> Inl<T, W> {
+    /// How many words `T` occupies in a leaf (0, 1 or 2).
     pub(crate) const WORDS: usize = {
         let n = core::mem::size_of::<T>().div_ceil(8);
-        if n > 2 { 2 } else { n }
+        if n > W { W } else { n }
     };
+
+    #[inline(always)]
+    fn fits() -> bool {
+        is_inline::<T>() && core::mem::size_of::<T>() <= 8 * W
+    }
 
     /// The words of `t`.
     ///
@@ -116,10 +129,10 @@ impl<T: 'static> Inl<T> {
     /// same test, which folds, so the check costs nothing).
     #[inline(always)]
     pub(crate) fn new(t: T) -> Self {
-        assert!(is_inline::<T>(), "CobTree: type is not stored inline");
-        let mut w = [0u64; 2];
-        // SAFETY: 1. `T` is inline (checked above): at most 16 bytes, align at most 8 (all
-        // listed types), so it fits at the start of `w`, which is 8-aligned.
+        assert!(Self::fits(), "CobTree: type is not stored inline");
+        let mut w = [0u64; W];
+        // SAFETY: 1. `T` is inline and at most `8 * W` bytes (checked above), align at
+        // most 8 (all listed types), so it fits at the start of `w`, which is 8-aligned.
         // 2. The listed types have no padding, so every byte of `w` stays initialised.
         // 3. They are `Copy` without `Drop`: moving `t` into the words loses nothing.
         unsafe { core::ptr::write(w.as_mut_ptr().cast::<T>(), t) };
@@ -146,14 +159,18 @@ impl<T: 'static> Inl<T> {
 
     #[inline(always)]
     pub(crate) fn to_words(self) -> [u64; 2] {
-        self.w
+        let mut out = [0u64; 2];
+        out[..W].copy_from_slice(&self.w);
+        out
     }
 
     /// Words back as a value; total: a word that no `bool`/`char` has (never stored, but
     /// the core never assumes so) reads as `true`/`'\0'`.
     #[inline(always)]
-    pub(crate) fn from_words(mut w: [u64; 2]) -> Self {
-        assert!(is_inline::<T>(), "CobTree: type is not stored inline");
+    pub(crate) fn from_words(words: [u64; 2]) -> Self {
+        assert!(Self::fits(), "CobTree: type is not stored inline");
+        let mut w = [0u64; W];
+        w.copy_from_slice(&words[..W]);
         let t = TypeId::of::<T>();
         // Byte 0 (bool) and bytes 0..4 (char) in native order, as `new` wrote them.
         let b = w[0].to_ne_bytes();
@@ -177,7 +194,7 @@ impl<T: 'static> Inl<T> {
         macro_rules! max_of {
             ($($ty:ty => $m:expr),* $(,)?) => {
                 $(if t == TypeId::of::<$ty>() {
-                    return Inl::from_words(Inl::<$ty>::new($m).w);
+                    return Inl::from_words(Inl::<$ty, 2>::new($m).to_words());
                 })*
             };
         }
@@ -199,26 +216,26 @@ impl<T: 'static> Inl<T> {
     }
 }
 
-impl<T: core::fmt::Debug + 'static> core::fmt::Debug for Inl<T> {
+impl<T: core::fmt::Debug + 'static, const W: usize> core::fmt::Debug for Inl<T, W> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         self.as_ref().fmt(f)
     }
 }
 
-impl<T: Ord + 'static> PartialEq for Inl<T> {
+impl<T: Ord + 'static, const W: usize> PartialEq for Inl<T, W> {
     #[inline(always)]
     fn eq(&self, o: &Self) -> bool {
         self.as_ref() == o.as_ref()
     }
 }
-impl<T: Ord + 'static> Eq for Inl<T> {}
-impl<T: Ord + 'static> PartialOrd for Inl<T> {
+impl<T: Ord + 'static, const W: usize> Eq for Inl<T, W> {}
+impl<T: Ord + 'static, const W: usize> PartialOrd for Inl<T, W> {
     #[inline(always)]
     fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
         Some(self.cmp(o))
     }
 }
-impl<T: Ord + 'static> Ord for Inl<T> {
+impl<T: Ord + 'static, const W: usize> Ord for Inl<T, W> {
     #[inline(always)]
     fn cmp(&self, o: &Self) -> Ordering {
         self.as_ref().cmp(o.as_ref())
@@ -260,16 +277,18 @@ impl<Q: ?Sized + Ord> Ord for Look<Q> {
     }
 }
 
-impl<T: core::borrow::Borrow<Q> + 'static, Q: ?Sized> crate::key::Borrow<Look<Q>> for Inl<T> {
+impl<T: core::borrow::Borrow<Q> + 'static, Q: ?Sized, const W: usize> crate::key::Borrow<Look<Q>>
+    for Inl<T, W>
+{
     #[inline(always)]
     fn borrow(&self) -> &Look<Q> {
         Look::new(self.as_ref().borrow())
     }
 }
 
-impl<T> crate::key::Borrow<Inl<T>> for Inl<T> {
+impl<T, const W: usize> crate::key::Borrow<Inl<T, W>> for Inl<T, W> {
     #[inline(always)]
-    fn borrow(&self) -> &Inl<T> {
+    fn borrow(&self) -> &Inl<T, W> {
         self
     }
 }
@@ -307,12 +326,15 @@ mod tests {
 
     #[test]
     fn round_trips_and_order() {
-        assert_eq!(Inl::new(7u64).get(), 7);
-        assert_eq!(Inl::new(-3i32).get(), -3);
-        assert_eq!(Inl::new(*b"abcdefghijklmnop").get(), *b"abcdefghijklmnop");
-        assert_eq!(Inl::new((1u32, -2i32)).get(), (1, -2));
-        assert!(Inl::new(-5i64) < Inl::new(3i64));
-        assert!(Inl::<(u32, u32)>::new((1, 9)) < Inl::new((2, 0)));
+        assert_eq!(Inl::<_, 2>::new(7u64).get(), 7);
+        assert_eq!(Inl::<_, 2>::new(-3i32).get(), -3);
+        assert_eq!(
+            Inl::<_, 2>::new(*b"abcdefghijklmnop").get(),
+            *b"abcdefghijklmnop"
+        );
+        assert_eq!(Inl::<_, 2>::new((1u32, -2i32)).get(), (1, -2));
+        assert!(Inl::<_, 2>::new(-5i64) < Inl::<_, 2>::new(3i64));
+        assert!(Inl::<(u32, u32)>::new((1, 9)) < Inl::<_, 2>::new((2, 0)));
         assert!(Inl::<bool>::from_words([u64::from_ne_bytes([2, 0, 0, 0, 0, 0, 0, 0]), 0]).get());
         let surrogate = 0xD800u32.to_ne_bytes();
         let w = u64::from_ne_bytes([
@@ -330,9 +352,15 @@ mod tests {
         assert_eq!(Inl::<[u8; 3]>::max().get(), [255; 3]);
         assert_eq!(Inl::<(i64, u64)>::max().get(), (i64::MAX, u64::MAX));
         assert!(!is_inline::<String>() && !is_inline::<u128>() && is_inline::<[u8; 16]>());
-        assert_eq!(Inl::<()>::WORDS, 0);
-        assert_eq!(Inl::<u8>::WORDS, 1);
+        assert_eq!(Inl::<(), 1>::WORDS, 0);
+        assert_eq!(Inl::<u8, 1>::WORDS, 1);
         assert_eq!(Inl::<(u64, u64)>::WORDS, 2);
+        assert_eq!(Inl::<u64, 1>::new(9).to_words(), [9, 0]);
+        assert_eq!(Inl::<u32, 1>::max().get(), u32::MAX);
+        assert_eq!(
+            (width::<u64>(), width::<()>(), width::<[u8; 9]>()),
+            (1, 1, 2)
+        );
         assert_eq!(cast_ref::<str, str>("ab"), Some("ab"));
         assert_eq!(cast_ref::<u64, str>(&1), None);
     }
@@ -340,6 +368,12 @@ mod tests {
     #[test]
     #[should_panic(expected = "not stored inline")]
     fn boxed_types_are_refused() {
-        let _ = Inl::new(String::new());
+        let _ = Inl::<String>::new(String::new());
+    }
+
+    #[test]
+    #[should_panic(expected = "not stored inline")]
+    fn two_word_types_need_two_words() {
+        let _ = Inl::<[u8; 9], 1>::from_words([0, 0]);
     }
 }

@@ -31,6 +31,7 @@ mod leaf;
 pub(crate) mod map;
 mod read;
 pub(crate) mod rebuild;
+pub(crate) mod repr;
 mod root;
 mod write;
 
