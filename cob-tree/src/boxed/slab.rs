@@ -93,6 +93,9 @@ impl<K, V> Slab<K, V> {
         let mut b = self.write(s);
         b.prefix = Some(prefix);
         b.entries.clear();
+        // Most buckets keep one entry (random keys rarely share 8 bytes): room for exactly
+        // one, not the 4 a first `push` reserves.
+        b.entries.reserve_exact(1);
         b.entries.push(e);
         s
     }
