@@ -13,7 +13,7 @@
 //! alignment) in, so `segment_of` finds the header by masking, as for small blocks. A freed
 //! span stays resident ("dirty") for the next block placed there (best fit over the free
 //! runs of every region) while the dirty free bytes stay within
-//! `max(SPAN_RETAIN_MIN, live huge bytes / SPAN_RETAIN_SHARE, their recent peak)`
+//! `max(SPAN_RETAIN_MIN, live huge bytes / SPAN_RETAIN_SHARE, their recent peak - live)`
 //! ([`RETAIN_PEAK_WINDOW`]); beyond that it is
 //! decommitted (`MADV_DONTNEED`). Regions are never unmapped, so a second free of a span
 //! block reads a mapped header (its state word says freed, or a decommitted header reads as
@@ -46,8 +46,9 @@ pub const SPAN_RETAIN_MIN: usize = 2 << 20;
 /// divided by this (1: as many free dirty bytes as live ones, about what glibc's heap
 /// keeps; with 1/4, mimalloc-bench's malloc-large faulted 13x more often).
 pub const SPAN_RETAIN_SHARE: usize = 1;
-/// Freed spans also stay dirty up to the highest live huge bytes seen at any of the last
-/// `RETAIN_PEAK_WINDOW` to `2 * RETAIN_PEAK_WINDOW` releases: a program that frees its
+/// Freed spans also stay dirty while live and free dirty bytes together stay within the
+/// highest live huge bytes seen at any of the last `RETAIN_PEAK_WINDOW` to
+/// `2 * RETAIN_PEAK_WINDOW` releases: a program that frees its
 /// big blocks in a burst (a thread's exit, the end of a phase) and then allocates as many
 /// again finds them resident, as in glibc's heap (whose trim threshold follows the
 /// biggest freed block). With the live bytes alone, mimalloc-bench's mstress faulted 5x
@@ -394,12 +395,14 @@ fn claim(h: &mut HugeHeap, ri: usize, start: usize, k: usize, end: usize) -> Cla
 
 /// The dirty bytes free spans may keep when live huge blocks hold `live` bytes of touched
 /// memory (dirty units of their spans, and direct mappings) and held up to `peak` bytes
-/// at the releases of the last two windows.
+/// at the releases of the last two windows: at least what brings the huge heap's resident
+/// bytes back to that peak (a burst of frees keeps what it frees; a steady load keeps
+/// about as much as before the peak term).
 fn retain_budget(live: usize, peak: usize) -> usize {
     RETAIN_MIN
         .load(Ordering::Relaxed)
         .max(live / SPAN_RETAIN_SHARE)
-        .max(peak)
+        .max(peak.saturating_sub(live))
 }
 
 /// Records the live huge bytes at a release, before it (live bytes only fall at releases,
