@@ -399,6 +399,25 @@ impl<'a> Ctx<'a> {
         selected
     }
 
+    /// Announces a single-threaded case that a group measures itself and reports with
+    /// [`Ctx::record`] (the peak-memory rows), and says whether to measure it: whether it
+    /// passes `--filter` and `--sweeps-only` is off, with the native timer; always false in
+    /// the counting pass, which only counts it.
+    pub fn own_point(&mut self, case: &Case) -> bool {
+        let runs = self.runs(case);
+        if let Backend::Count(plan) = &mut self.backend {
+            if plan.native {
+                plan.see(&self.group, case, runs);
+            }
+            return false;
+        }
+        if runs && matches!(self.backend, Backend::Native) {
+            self.announce(case);
+            return true;
+        }
+        false
+    }
+
     /// Whether this is the counting pass ([`Backend::Count`]): nothing is measured.
     pub fn counting(&self) -> bool {
         matches!(self.backend, Backend::Count(_))
@@ -528,8 +547,8 @@ impl<'a> Ctx<'a> {
     ///
     /// Under callgrind the routine runs once (after a warm-up) and the result has no
     /// samples yet (the parent process fills in instructions per operation); under
-    /// criterion, criterion measures and reports. A case left out by `--filter` or `--sweeps-only` is not run
-    /// and returns [`Stats::NONE`].
+    /// criterion, criterion measures and reports. A case left out by `--filter` or `--sweeps-only`, or any
+    /// case when the time instrument is off, is not run and returns [`Stats::NONE`].
     pub fn time<I, O>(
         &mut self,
         case: &Case,
@@ -539,7 +558,8 @@ impl<'a> Ctx<'a> {
         mut verify: impl FnMut(&O) -> Result<(), String>,
     ) -> BenchResult<Stats> {
         if !self.wants(Instrument::Time) {
-            return Err(BenchError(format!("{case}: the time instrument is off")));
+            // Not measured, as a filtered-out case (`--instrument memory` alone).
+            return Ok(Stats::NONE);
         }
         assert!(ops > 0, "a timed case must do at least one operation");
         let runs = self.runs(case);

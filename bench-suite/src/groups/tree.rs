@@ -417,7 +417,7 @@ fn get_case(
 /// moment with the old and the new array both alive; retired arrays are not left behind).
 fn peak_memory<P: Peer>(ctx: &mut Ctx<'_>, n: usize, keys: &[u64]) -> BenchResult {
     let case = Case::new("random build", P::NAME, "keys", n as u64).baseline(BT);
-    if !ctx.selected(&case) || ctx.settings().sweeps_only {
+    if !ctx.own_point(&case) {
         return Ok(());
     }
     if !counting::is_installed() {

@@ -299,7 +299,7 @@ fn single<P: Peer>(
 fn peak_memory<P: Peer>(ctx: &mut Ctx<'_>, keys: &[String]) -> BenchResult {
     let n = keys.len();
     let case = Case::new("str random build", P::NAME, "keys", n as u64).baseline(BT);
-    if !ctx.selected(&case) || ctx.settings().sweeps_only || !builds_here::<P>(n) {
+    if !builds_here::<P>(n) || !ctx.own_point(&case) {
         return Ok(());
     }
     if !counting::is_installed() {
