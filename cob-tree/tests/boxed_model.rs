@@ -310,7 +310,11 @@ fn string_keys_grow_and_shrink() {
         }
     }
     assert!(t.iter().eq(m.iter().map(|(k, v)| (k.clone(), v.clone()))));
-    assert!(t.heap_bytes() < grown, "{} !< {grown}", t.heap_bytes());
+    // Miri's 300 keys fit in arrays of at most `KEPT_ARRAY_BYTES`, which the map keeps
+    // (and `heap_bytes` counts) until it drops: there the shrink frees nothing to compare.
+    if !cfg!(miri) {
+        assert!(t.heap_bytes() < grown, "{} !< {grown}", t.heap_bytes());
+    }
 }
 
 /// The key and value types the issue names all compile and work.
