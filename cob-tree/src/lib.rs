@@ -434,7 +434,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> CobTree<K, V> {
     /// may or may not be.
     pub fn retain(&self, mut f: impl FnMut(&K, &V) -> bool) {
         on_repr!(Repr, K, V; &self.repr;
-         m => m.retain(&mut |k: &Inl<K, _>, v: &Inl<V, _>| f(k.as_ref(), v.as_ref()));
+         m => m.retain(&mut |k, v| f(k.as_ref(), v.as_ref()));
          b => b.retain(&mut f)
         )
     }
