@@ -399,25 +399,6 @@ impl<'a> Ctx<'a> {
         selected
     }
 
-    /// Announces a single-threaded case that a group measures itself and reports with
-    /// [`Ctx::record`] (the peak-memory rows), and says whether to measure it: whether it
-    /// passes `--filter` and `--sweeps-only` is off, with the native timer; always false in
-    /// the counting pass, which only counts it.
-    pub fn own_point(&mut self, case: &Case) -> bool {
-        let runs = self.runs(case);
-        if let Backend::Count(plan) = &mut self.backend {
-            if plan.native {
-                plan.see(&self.group, case, runs);
-            }
-            return false;
-        }
-        if runs && matches!(self.backend, Backend::Native) {
-            self.announce(case);
-            return true;
-        }
-        false
-    }
-
     /// Whether this is the counting pass ([`Backend::Count`]): nothing is measured.
     pub fn counting(&self) -> bool {
         matches!(self.backend, Backend::Count(_))
@@ -637,6 +618,49 @@ impl<'a> Ctx<'a> {
         let stats = Stats::of(&samples);
         self.record(case, "ns/op", true, Instrument::Time, stats);
         Ok(stats)
+    }
+
+    /// Builds one value with `build` and records, per item (`items` things built), the
+    /// allocator calls and the *peak* requested and physical live bytes while it ran (the
+    /// counting allocator's high-water mark, not what is left at the end). `verify` checks
+    /// the built value. Native timer only; counted, not measured, in the counting pass.
+    ///
+    /// Needs the counting allocator as the global allocator; fails otherwise.
+    pub fn peak_memory<T>(
+        &mut self,
+        case: &Case,
+        items: u64,
+        build: impl FnOnce() -> T,
+        verify: impl FnOnce(&T) -> Result<(), String>,
+    ) -> BenchResult {
+        let runs = self.runs(case);
+        if let Backend::Count(plan) = &mut self.backend {
+            if plan.native {
+                plan.see(&self.group, case, runs);
+            }
+            return Ok(());
+        }
+        if !runs || !matches!(self.backend, Backend::Native) {
+            return Ok(());
+        }
+        if !counting::is_installed() {
+            return Err(BenchError(
+                "the memory instrument needs bench_suite::counting::CountingAlloc as the global allocator".into(),
+            ));
+        }
+        self.announce(case);
+        let (built, delta, (requested, physical)) = counting::measure_peak(build);
+        verify(&built).map_err(|e| BenchError(format!("self-check failed in {case}: {e}")))?;
+        drop(built);
+        for (metric, total) in [
+            ("allocs/item", delta.allocs as f64),
+            ("peak requested B/item", requested as f64),
+            ("peak physical B/item", physical as f64),
+        ] {
+            let per_item = Stats::exact(total / items as f64);
+            self.record(case, metric, true, Instrument::Memory, per_item);
+        }
+        Ok(())
     }
 
     /// Counts what building `build()` allocates, keeping the result alive while the

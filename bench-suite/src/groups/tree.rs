@@ -13,7 +13,6 @@ use std::time::Instant;
 use cob_tree::CobTree;
 use crossbeam_skiplist::SkipMap;
 
-use crate::counting;
 use crate::measure::{BenchError, BenchResult, Case, Ctx, Instrument, Stats};
 use crate::seeds::{Claim, Ours};
 
@@ -417,42 +416,12 @@ fn get_case(
 /// moment with the old and the new array both alive; retired arrays are not left behind).
 fn peak_memory<P: Peer>(ctx: &mut Ctx<'_>, n: usize, keys: &[u64]) -> BenchResult {
     let case = Case::new("random build", P::NAME, "keys", n as u64).baseline(BT);
-    if !ctx.own_point(&case) {
-        return Ok(());
-    }
-    if !counting::is_installed() {
-        return Err(BenchError(
-            "the memory instrument needs bench_suite::counting::CountingAlloc as the global allocator".into(),
-        ));
-    }
-    let (m, delta, (req, phys)) = counting::measure_peak(|| build::<P>(keys));
-    if m.len() != n {
-        return Err(fail(&case, format!("len {}", m.len())));
-    }
-    drop(m);
-    let per = |x: f64| Stats::exact(x / n as f64);
-    ctx.record(
-        &case,
-        "allocs/item",
-        true,
-        Instrument::Memory,
-        per(delta.allocs as f64),
-    );
-    ctx.record(
-        &case,
-        "peak requested B/item",
-        true,
-        Instrument::Memory,
-        per(req as f64),
-    );
-    ctx.record(
-        &case,
-        "peak physical B/item",
-        true,
-        Instrument::Memory,
-        per(phys as f64),
-    );
-    Ok(())
+    let verify = |m: &P| {
+        (m.len() == n)
+            .then_some(())
+            .ok_or(format!("len {}", m.len()))
+    };
+    ctx.peak_memory(&case, n as u64, || build::<P>(keys), verify)
 }
 
 /// Full iteration of one implementation: `scan` returns (count, key sum).

@@ -12,7 +12,6 @@ use std::time::Instant;
 use cob_tree::CobTree;
 use crossbeam_skiplist::SkipMap;
 
-use crate::counting;
 use crate::measure::{BenchError, BenchResult, Case, Ctx, Instrument, Stats};
 
 const COB: &str = "CobTree";
@@ -299,42 +298,15 @@ fn single<P: Peer>(
 fn peak_memory<P: Peer>(ctx: &mut Ctx<'_>, keys: &[String]) -> BenchResult {
     let n = keys.len();
     let case = Case::new("str random build", P::NAME, "keys", n as u64).baseline(BT);
-    if !builds_here::<P>(n) || !ctx.own_point(&case) {
+    if !builds_here::<P>(n) {
         return Ok(());
     }
-    if !counting::is_installed() {
-        return Err(BenchError(
-            "the memory instrument needs bench_suite::counting::CountingAlloc as the global allocator".into(),
-        ));
-    }
-    let (m, delta, (req, phys)) = counting::measure_peak(|| build::<P>(keys));
-    if m.len() != n {
-        return Err(fail(&case, format!("len {}", m.len())));
-    }
-    drop(m);
-    let per = |x: f64| Stats::exact(x / n as f64);
-    ctx.record(
-        &case,
-        "allocs/item",
-        true,
-        Instrument::Memory,
-        per(delta.allocs as f64),
-    );
-    ctx.record(
-        &case,
-        "peak requested B/item",
-        true,
-        Instrument::Memory,
-        per(req as f64),
-    );
-    ctx.record(
-        &case,
-        "peak physical B/item",
-        true,
-        Instrument::Memory,
-        per(phys as f64),
-    );
-    Ok(())
+    let verify = |m: &P| {
+        (m.len() == n)
+            .then_some(())
+            .ok_or(format!("len {}", m.len()))
+    };
+    ctx.peak_memory(&case, n as u64, || build::<P>(keys), verify)
 }
 
 /// A map shared by the threads of the mix.
