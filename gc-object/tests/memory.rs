@@ -3,47 +3,13 @@
 //! build, and shapes that no object uses any more.
 #![cfg(not(loom))]
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 use std::collections::HashMap;
 
 use gc_object::{Heap, Key, MAX_SHAPE_KEYS, PropertyCache, PropertyKey, Value};
 
-struct Counting;
-
-thread_local! {
-    static LIVE: Cell<isize> = const { Cell::new(0) };
-}
-
-fn add(n: isize) {
-    let _ = LIVE.try_with(|c| c.set(c.get() + n));
-}
-
-// SAFETY: forwards to `System`, counting the live bytes of the current thread.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
-        add(l.size() as isize);
-        // SAFETY: forwarded contract.
-        unsafe { System.alloc(l) }
-    }
-    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
-        add(-(l.size() as isize));
-        // SAFETY: forwarded contract.
-        unsafe { System.dealloc(p, l) }
-    }
-    unsafe fn realloc(&self, p: *mut u8, l: Layout, n: usize) -> *mut u8 {
-        add(n as isize - l.size() as isize);
-        // SAFETY: forwarded contract.
-        unsafe { System.realloc(p, l, n) }
-    }
-}
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
-
-fn live() -> isize {
-    LIVE.with(|c| c.get())
-}
+#[path = "common/live_bytes.rs"]
+mod live_bytes;
+use live_bytes::live;
 
 fn keys(n: usize, prefix: &str) -> Vec<Key> {
     (0..n).map(|i| Key::new(&format!("{prefix}{i}"))).collect()

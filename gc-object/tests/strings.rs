@@ -5,8 +5,7 @@
 //! (counting global allocator). Interned names are bounded, not freed.
 #![cfg(not(loom))]
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
+use std::alloc::Layout;
 use std::collections::HashSet;
 use std::ptr::NonNull;
 
@@ -15,41 +14,9 @@ use gc_object::{
 };
 use proptest::prelude::*;
 
-struct Counting;
-
-thread_local! {
-    static LIVE: Cell<isize> = const { Cell::new(0) };
-}
-
-fn add(n: isize) {
-    let _ = LIVE.try_with(|c| c.set(c.get() + n));
-}
-
-// SAFETY: forwards to `System`, counting the live bytes of the current thread.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
-        add(l.size() as isize);
-        // SAFETY: forwarded contract.
-        unsafe { System.alloc(l) }
-    }
-    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
-        add(-(l.size() as isize));
-        // SAFETY: forwarded contract.
-        unsafe { System.dealloc(p, l) }
-    }
-    unsafe fn realloc(&self, p: *mut u8, l: Layout, n: usize) -> *mut u8 {
-        add(n as isize - l.size() as isize);
-        // SAFETY: forwarded contract.
-        unsafe { System.realloc(p, l, n) }
-    }
-}
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
-
-fn live() -> isize {
-    LIVE.with(|c| c.get())
-}
+#[path = "common/live_bytes.rs"]
+mod live_bytes;
+use live_bytes::live;
 
 /// The global allocator without the process-wide chunk pool (`is_global` is false), so a
 /// released chunk goes back to the allocator and shows in the count.
