@@ -25,7 +25,8 @@ use crate::sync::unmodeled;
 /// Counters of a heap.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct HeapStats {
-    /// Object cells handed out by mutators that have ended.
+    /// Slab cells handed out by mutators that have ended: objects, and also the cells of
+    /// strings, symbols, weak refs, weak maps and finalization registries.
     pub cells_allocated: u64,
     /// Slab chunks held.
     pub chunks: usize,
@@ -245,12 +246,13 @@ impl<'h> Mutator<'h> {
         self.heap
     }
 
-    /// Object cells this mutator has allocated.
+    /// Slab cells this mutator has allocated: objects, and also the cells of strings,
+    /// symbols, weak refs, weak maps and finalization registries.
     pub fn cells_allocated(&self) -> u64 {
         self.cache.cells().iter().sum()
     }
 
-    /// Object cells this mutator has allocated, per slab class (see `SIZE_CLASSES`).
+    /// Slab cells this mutator has allocated, per slab class (see `SIZE_CLASSES`).
     pub fn cells_allocated_per_class(&self) -> [u64; SIZE_CLASSES.len()] {
         self.cache.cells()
     }
