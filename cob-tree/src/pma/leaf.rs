@@ -24,16 +24,28 @@ pub(crate) struct Leaf<'a, K, V> {
 }
 
 impl<K: Key, V: Pod> Pma<K, V> {
-    /// Leaf `j`'s words (one bounds check for the leaf, two for the splits).
+    /// Leaf `j`'s words (one bounds check, for the leaf; the splits need none).
     #[inline(always)]
     pub(crate) fn leaf(&self, j: usize) -> Leaf<'_, K, V> {
         let words = self.span(self.base(j), self.stride);
-        let (hdr, cells) = words.split_at(FENCES + 2 * K::WORDS);
-        let (ks, vs) = cells.split_at(self.cap * K::WORDS);
+        let (h, kw, vw) = (
+            FENCES + 2 * K::WORDS,
+            self.cap * K::WORDS,
+            self.cap * V::WORDS,
+        );
+        // `stride` is set once, in `new_empty`, to `leaf_words::<K, V>(cap)`: at least
+        // `h + kw + vw` words (a header, `cap` keys, `cap` values, rounded up to lines).
+        debug_assert!(h + kw + vw <= words.len());
+        // SAFETY: `words` is `stride >= h + kw + vw` words (above), so `h <= words.len()`.
+        let (hdr, cells) = unsafe { words.split_at_unchecked(h) };
+        // SAFETY: `cells` is `stride - h >= kw + vw` words, so `kw <= cells.len()`.
+        let (ks, rest) = unsafe { cells.split_at_unchecked(kw) };
+        // SAFETY: `rest` is `stride - h - kw >= vw` words.
+        let vs = unsafe { rest.get_unchecked(..vw) };
         Leaf {
             hdr,
             ks,
-            vs: &vs[..self.cap * V::WORDS],
+            vs,
             cap: self.cap,
             _kv: PhantomData,
         }

@@ -1,6 +1,7 @@
 //! The packed memory array: layout, per-leaf seqlocks, the static index, and every
-//! structural change. Safe code except [`root`] (publishing and reclaiming arrays) and
-//! [`hint`] (prefetch), which hold the crate's only `unsafe`.
+//! structural change. Safe code except [`root`] (publishing and reclaiming arrays),
+//! [`hint`] (prefetch, the zeroed lines) and [`inl`] (inline values' bytes), plus one
+//! unchecked load in the leaf search below.
 //!
 //! # Layout
 //!
@@ -703,14 +704,19 @@ fn span(store: &Store, start: usize, len: usize) -> &[AtomicU64] {
 /// unvalidated leaf can only give a wrong answer, which its version check then discards.
 #[inline(always)]
 fn search<K: Key + Borrow<Q>, Q: ?Sized + Ord>(ks: &[AtomicU64], n: usize, k: &Q) -> usize {
-    // One exact slice: the loads below need no bounds checks.
     let ks = &ks[..n * K::WORDS];
     let (mut base, mut size) = (0, n);
     while size > 1 {
         let half = size / 2;
         let mid = base + half;
+        // SAFETY: `base + size <= n` holds before the loop (`0 + n`) and after every step
+        // (`base` grows by at most `half` while `size` shrinks by exactly `half`), and
+        // `half < size`, so `mid < base + size <= n`: element `mid`'s `K::WORDS` words lie
+        // inside `ks`, which is exactly `n` elements long (sliced above). The check the
+        // compiler cannot elide here was a compare and branch per step, on every search.
+        let kw = unsafe { ks.get_unchecked(mid * K::WORDS..(mid + 1) * K::WORDS) };
         base = core::hint::select_unpredictable(
-            Borrow::<Q>::borrow(&load::<K>(ks, mid)) <= k,
+            Borrow::<Q>::borrow(&load::<K>(kw, 0)) <= k,
             mid,
             base,
         );
