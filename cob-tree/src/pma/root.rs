@@ -1,4 +1,5 @@
-//! The published array pointer and its reclamation (with `hint`, the crate's only `unsafe`).
+//! The published array pointer and its reclamation (`unsafe`, like `hint`, `inl` and two
+//! unchecked accesses in the leaf search and the leaf view).
 //!
 //! A [`Root`] owns the current [`Pma`] through an `Arc` whose pointer it publishes in one
 //! atomic word. Three ways to reach it:
