@@ -4,6 +4,7 @@ mod boxed;
 mod iter;
 mod iters;
 mod key;
+mod pinned;
 mod pma;
 #[cfg(feature = "serde")]
 mod serde_impls;
@@ -13,6 +14,7 @@ mod traits;
 pub use boxed::slab::FIRST_CHUNK;
 pub use iters::{IntoIter, IntoKeys, IntoValues, Iter, Keys, Range, Values};
 pub use key::MAX_POD_BYTES;
+pub use pinned::{Entry, Pinned, PinnedRange};
 pub use pma::{
     CACHE_LINE, FINE_GROWTH_BYTES, KEPT_ARRAY_BYTES, LEAF_BYTES, LOWER_ROOT, MAX_LEAF_CAPACITY,
     MIN_LEAF_CAPACITY, UPPER_ROOT, WIDE_LEAF_FACTOR,
@@ -64,7 +66,7 @@ fn inline_kv<K: 'static, V: 'static>() -> bool {
 impl<K: Ord + Clone + 'static, V: Clone + 'static> CobTree<K, V> {
     /// An empty map.
     pub fn new() -> Self {
-        Self::build(0, Self::default_cap())
+        Self::build(0, Self::default_cap(), None)
     }
 
     fn default_cap() -> usize {
@@ -77,7 +79,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> CobTree<K, V> {
 
     /// An empty map with room for `n` elements before its first resize.
     pub fn with_capacity(n: usize) -> Self {
-        Self::build(n, Self::default_cap())
+        Self::build(n, Self::default_cap(), None)
     }
 
     /// An empty map whose leaves hold `cap` elements (a tuning knob; tests use tiny leaves
@@ -87,10 +89,27 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> CobTree<K, V> {
     /// # Panics
     /// If `cap` is outside [`MIN_LEAF_CAPACITY`]`..=`[`MAX_LEAF_CAPACITY`].
     pub fn with_leaf_capacity(cap: usize) -> Self {
-        Self::build(0, cap)
+        Self::build(0, cap, None)
     }
 
-    fn build(n: usize, cap: usize) -> Self {
+    /// An empty map that orders its boxed-path buckets by `prefix(&key)`, for key types
+    /// with no built-in prefix (tuples, user structs: without one, all their keys share one
+    /// bucket, whose writes copy the whole bucket). `prefix` must be **order-preserving**:
+    /// `a < b` implies `prefix(a) <= prefix(b)` (e.g. a struct's leading integer field, or
+    /// the first 8 bytes of its leading string, big-endian). One that is not gives a wrong
+    /// iteration order and lookups that may miss, but stays memory-safe. Lookups in such a
+    /// map must be by `&K` (another borrowed type panics). Ignored on the inline path.
+    pub fn with_prefix(prefix: fn(&K) -> u64) -> Self {
+        Self::build(0, Self::default_cap(), Some(prefix))
+    }
+
+    /// [`with_prefix`](Self::with_prefix) with leaves of `cap` prefixes (see
+    /// [`with_leaf_capacity`](Self::with_leaf_capacity)).
+    pub fn with_prefix_and_leaf_capacity(prefix: fn(&K) -> u64, cap: usize) -> Self {
+        Self::build(0, cap, Some(prefix))
+    }
+
+    fn build(n: usize, cap: usize, pfx: Option<fn(&K) -> u64>) -> Self {
         // Every `Repr` is made here, by `Kind::of::<K, V>()` (what `on_repr!` relies on).
         assert!(
             (MIN_LEAF_CAPACITY..=MAX_LEAF_CAPACITY).contains(&cap),
@@ -102,7 +121,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> CobTree<K, V> {
             Kind::I12 => Repr::I12(Map::new(leaves, cap)),
             Kind::I21 => Repr::I21(Map::new(leaves, cap)),
             Kind::I22 => Repr::I22(Map::new(leaves, cap)),
-            Kind::Boxed => Repr::Boxed(BoxMap::new(leaves, cap)),
+            Kind::Boxed => Repr::Boxed(BoxMap::new(leaves, cap, pfx)),
         };
         CobTree { repr }
     }
@@ -147,7 +166,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> CobTree<K, V> {
         on_repr!(Repr, K, V; &self.repr;
          m => m.upsert(Inl::new(k), |_| Some(Inl::new(v))).map(Inl::get);
          b => b.upsert(k, |cur| match cur {
-                        Some(old) => (None, Some(core::mem::replace(old, v))),
+                        Some(old) => (Some(v), Some(old.clone())),
                         None => (Some(v), None),
                     })
         )
@@ -245,7 +264,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> CobTree<K, V> {
                     };
          b => b.upsert(k, |cur| match cur {
                         Some(old) if !pred(old) => (None, Err(old.clone())),
-                        Some(old) => (None, Ok(Some(core::mem::replace(old, v)))),
+                        Some(old) => (Some(v), Ok(Some(old.clone()))),
                         None => (Some(v), Ok(None)),
                     })
         )
@@ -283,7 +302,10 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> CobTree<K, V> {
     where
         K: Borrow<Q>,
     {
-        self.remove_entry(k).map(|(_, v)| v)
+        on_repr!(Repr, K, V; &self.repr;
+         m => m.remove(Look::new(k)).map(|(_, v)| v.get());
+         b => b.remove(k, |_, v| v.clone())
+        )
     }
 
     /// Removes `k`; returns the stored key and its value, if it was present.
@@ -294,7 +316,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> CobTree<K, V> {
     {
         on_repr!(Repr, K, V; &self.repr;
          m => m.remove(Look::new(k)).map(|(k, v)| (k.get(), v.get()));
-         b => b.remove(k)
+         b => b.remove(k, |k, v| (k.clone(), v.clone()))
         )
     }
 
@@ -457,7 +479,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> CobTree<K, V> {
     where
         K: Borrow<Q>,
     {
-        let out = Self::with_leaf_capacity(self.leaf_capacity());
+        let out = self.empty_like();
         for (key, _) in self.range((Bound::Included(k), Bound::Unbounded)) {
             if let Some((key, v)) = self.remove_entry::<K>(&key) {
                 out.insert(key, v);
@@ -478,6 +500,15 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> CobTree<K, V> {
     #[cfg(test)]
     pub(crate) fn from_words(m: Map<Inl<K, 1>, Inl<V, 1>>) -> Self {
         CobTree { repr: Repr::I11(m) }
+    }
+
+    /// An empty map with this one's leaf capacity and prefix function.
+    pub(crate) fn empty_like(&self) -> Self {
+        let pfx = match &self.repr {
+            Repr::Boxed(b) => b.pfx,
+            _ => None,
+        };
+        Self::build(0, self.leaf_capacity(), pfx)
     }
 
     /// The storage, taken for the by-value iterators.

@@ -89,7 +89,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> IntoIterator for CobTree<K, V
 /// writers, a weakly consistent copy).
 impl<K: Ord + Clone + 'static, V: Clone + 'static> Clone for CobTree<K, V> {
     fn clone(&self) -> Self {
-        let t = CobTree::with_leaf_capacity(self.leaf_capacity());
+        let t = self.empty_like();
         for (k, v) in self.iter() {
             t.insert(k, v);
         }

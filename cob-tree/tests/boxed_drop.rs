@@ -1,6 +1,9 @@
-//! The boxed path drops every value exactly once (on overwrite and remove the old value
-//! goes back to the caller; on map drop the rest are dropped), and a user `Ord` that
-//! panics leaves the map memory-safe and usable.
+//! The boxed path drops every value exactly once (on overwrite and remove a clone of the
+//! old value goes back to the caller, and the stored one drops when its retired node is
+//! reclaimed, at the latest with the map; on map drop the rest are dropped), and a user
+//! `Ord` that panics leaves the map memory-safe and usable. While the map lives, a count
+//! is only a lower bound (retired nodes wait for the epoch collector); after the map
+//! drops it is exact.
 
 use cob_tree::CobTree;
 use std::cell::Cell;
@@ -23,26 +26,26 @@ fn values_dropped_exactly_once() {
             let old = t.insert(format!("key{i:05}"), Arc::clone(&probe));
             assert!(old.is_some());
         }
-        assert_eq!(Arc::strong_count(&probe), n + 1);
+        assert!(Arc::strong_count(&probe) > n);
         // Reads hand out clones, which we drop.
         let got: Vec<_> = t.iter().collect();
-        assert_eq!(Arc::strong_count(&probe), 2 * n + 1);
+        assert!(Arc::strong_count(&probe) > 2 * n);
         drop(got);
         // Removes return the value.
         for i in (0..n).step_by(3) {
             assert!(t.remove(format!("key{i:05}").as_str()).is_some());
         }
         let left = n - n.div_ceil(3);
-        assert_eq!(Arc::strong_count(&probe), left + 1);
+        assert!(Arc::strong_count(&probe) > left);
         t.retain(|k, _| !k.ends_with('1'));
         let left = t.len();
-        assert_eq!(Arc::strong_count(&probe), left + 1);
+        assert!(Arc::strong_count(&probe) > left);
         assert!(t.update("key00002", Arc::clone).is_some());
-        assert_eq!(Arc::strong_count(&probe), left + 1);
+        assert!(Arc::strong_count(&probe) > left);
         let popped = t.pop_first();
         assert!(popped.is_some());
         drop(popped);
-        assert_eq!(Arc::strong_count(&probe), left);
+        assert!(Arc::strong_count(&probe) >= left);
         // The rest drop with the map.
     }
     assert_eq!(Arc::strong_count(&probe), 1);
@@ -143,7 +146,7 @@ fn panicking_ord_leaves_the_map_usable() {
     );
     assert!(t.remove(&Touchy("zzzz".into())).is_some());
     drop(all);
-    assert_eq!(Arc::strong_count(&probe), t.len() + 1);
+    assert!(Arc::strong_count(&probe) > t.len());
     drop(t);
     assert_eq!(Arc::strong_count(&probe), 1);
 }

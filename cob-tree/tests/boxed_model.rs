@@ -54,6 +54,10 @@ trait TestKey: Ord + Clone + std::fmt::Debug + 'static {
     fn make(s: u16) -> Self;
     /// `t.get` the way a user would (`&str` for `String`).
     fn get(t: &CobTree<Self, Vec<u8>>, k: &Self) -> Option<Vec<u8>>;
+    /// The map under test.
+    fn map(cap: usize) -> CobTree<Self, Vec<u8>> {
+        CobTree::with_leaf_capacity(cap)
+    }
 }
 
 impl TestKey for String {
@@ -71,6 +75,31 @@ impl TestKey for String {
 struct User {
     tag: u8,
     name: String,
+}
+
+/// A user struct key with an order-preserving prefix function: the tag, then the first 7
+/// bytes of the name.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+struct Prefixed(User);
+
+fn user_prefix(k: &Prefixed) -> u64 {
+    let mut w = [0u8; 8];
+    w[0] = k.0.tag;
+    let n = k.0.name.len().min(7);
+    w[1..=n].copy_from_slice(&k.0.name.as_bytes()[..n]);
+    u64::from_be_bytes(w)
+}
+
+impl TestKey for Prefixed {
+    fn make(s: u16) -> Self {
+        Prefixed(User::make(s))
+    }
+    fn get(t: &CobTree<Self, Vec<u8>>, k: &Self) -> Option<Vec<u8>> {
+        t.get(k)
+    }
+    fn map(cap: usize) -> CobTree<Self, Vec<u8>> {
+        CobTree::with_prefix_and_leaf_capacity(user_prefix, cap)
+    }
 }
 
 impl TestKey for User {
@@ -103,7 +132,7 @@ fn valid<K: Ord>(a: &Bound<K>, b: &Bound<K>) -> bool {
 }
 
 fn run<K: TestKey>(cap: usize, ops: Vec<Op>) {
-    let t: CobTree<K, Vec<u8>> = CobTree::with_leaf_capacity(cap);
+    let t: CobTree<K, Vec<u8>> = K::map(cap);
     assert!(!t.is_inline());
     let mut m: BTreeMap<K, Vec<u8>> = BTreeMap::new();
     for op in ops {
@@ -148,6 +177,23 @@ fn run<K: TestKey>(cap: usize, ops: Vec<Op>) {
                     got.reverse();
                 }
                 assert_eq!(got, want);
+                // The borrowing view yields the same entries.
+                let p = t.pin();
+                let mut got: Vec<_> = if rev {
+                    p.range::<K, _>((a.clone(), b.clone()))
+                        .rev()
+                        .map(|e| (e.key().clone(), e.value().clone()))
+                        .collect()
+                } else {
+                    p.range::<K, _>((a.clone(), b.clone()))
+                        .map(|e| (e.key().clone(), e.value().clone()))
+                        .collect()
+                };
+                if rev {
+                    got.reverse();
+                }
+                assert_eq!(got, want);
+                drop(p);
                 // Both ends interleaved meet without overlap.
                 let mut r = t.range::<K, _>((a, b));
                 let (mut front, mut back) = (Vec::new(), Vec::new());
@@ -257,6 +303,18 @@ fn run<K: TestKey>(cap: usize, ops: Vec<Op>) {
         t.values().rev().collect::<Vec<_>>(),
         m.values().rev().cloned().collect::<Vec<_>>()
     );
+    let p = t.pin();
+    let pinned: Vec<_> = p
+        .iter()
+        .map(|e| (e.key().clone(), e.value().clone()))
+        .collect();
+    assert_eq!(pinned, want);
+    let back: Vec<_> = p.iter().rev().map(|e| e.key().clone()).collect();
+    assert!(back.iter().rev().eq(want.iter().map(|(k, _)| k)));
+    for (k, v) in &want {
+        assert_eq!(p.get(k).map(|e| e.value().clone()).as_ref(), Some(v));
+    }
+    drop(p);
     let c = t.clone();
     assert!(c == t);
     let owned = t.into_iter();
@@ -287,6 +345,11 @@ proptest! {
     #[test]
     fn user_struct_keys_match_btreemap(cap in MIN_LEAF_CAPACITY..9usize, ops in prop::collection::vec(op(), 0..max_ops())) {
         run::<User>(cap, ops);
+    }
+
+    #[test]
+    fn user_struct_keys_with_a_prefix_function_match_btreemap(cap in MIN_LEAF_CAPACITY..9usize, ops in prop::collection::vec(op(), 0..max_ops())) {
+        run::<Prefixed>(cap, ops);
     }
 }
 

@@ -1,13 +1,16 @@
-//! The boxed path's iterator: the core's (weakly consistent) iterator over prefixes, each
-//! bucket copied out (cloned) under its read lock as the iterator reaches it.
+//! The boxed path's iterators over the core's (weakly consistent) iterator of prefixes:
+//! [`Walk`] borrows each bucket's entries under an epoch guard (no lock, no clone), and
+//! [`Range`] copies (clones) them out, a batch of buckets per pin.
 //!
 //! Every key present for the whole iteration is yielded once, in order: its prefix is in
-//! the index throughout, so the core yields that prefix once, and the bucket read then
-//! holds the key. A bucket whose slot now holds another prefix (its own was removed after
-//! the core yielded it) is skipped. The two ends take different prefixes from the one core
-//! iterator, so they never overlap.
+//! the index throughout, so the core yields that prefix once, and the node then read holds
+//! the key. A slot that now holds another prefix (its own was removed after the core
+//! yielded it) is skipped. The two ends take different prefixes from the one core
+//! iterator, so they never overlap. Only the buckets of the bounds' prefixes can hold keys
+//! outside the range; they are cut to the range by binary search.
 
-use super::{BoxMap, in_bounds, prefix};
+use super::slab::{Guard, pin};
+use super::{BoxMap, in_bounds};
 use crate::pma::inl::Inl;
 use core::borrow::Borrow;
 use core::cmp::Ordering as Cmp;
@@ -22,13 +25,153 @@ type Prefixes<'a> = crate::iter::Range<
     Inl<u64, 1>,
 >;
 
-pub(crate) struct Range<'a, Q: ?Sized, R, K, V> {
+/// Buckets copied per pin by [`Range`].
+const BATCH: usize = 32;
+
+/// What both iterators share: the prefixes and the range.
+struct Walker<'a, Q: ?Sized, R, K, V> {
     map: &'a BoxMap<K, V>,
     prefixes: Prefixes<'a>,
     range: R,
+    /// The prefixes of the bounds: only their buckets need cutting to the range.
+    lo: Option<u64>,
+    hi: Option<u64>,
+    _q: core::marker::PhantomData<fn(&Q)>,
+}
+
+impl<'a, Q, R, K, V> Walker<'a, Q, R, K, V>
+where
+    Q: ?Sized + Ord + 'static,
+    R: RangeBounds<Q>,
+    K: Ord + Clone + Borrow<Q> + 'static,
+    V: Clone + 'static,
+{
+    fn new(map: &'a BoxMap<K, V>, range: R) -> Self {
+        // Keys in the range have prefixes between the bounds' prefixes (both included:
+        // prefixes only say `<=`).
+        let lo = match range.start_bound() {
+            Bound::Included(q) | Bound::Excluded(q) => Some(map.prefix_of(q)),
+            Bound::Unbounded => None,
+        };
+        let hi = match range.end_bound() {
+            Bound::Included(q) | Bound::Excluded(q) => Some(map.prefix_of(q)),
+            Bound::Unbounded => None,
+        };
+        let b = |p: Option<u64>| p.map_or(Bound::Unbounded, |p| Bound::Included(Inl::new(p)));
+        Walker {
+            map,
+            prefixes: crate::iter::Range::new(&map.index, (b(lo), b(hi))),
+            range,
+            lo,
+            hi,
+            _q: core::marker::PhantomData,
+        }
+    }
+
+    /// The entries in the range of the next bucket from the front (`back`: from the back);
+    /// `None` at the end.
+    #[inline]
+    fn bucket<'g>(&mut self, back: bool, g: &'g Guard) -> Option<&'g [(K, V)]>
+    where
+        'a: 'g,
+    {
+        loop {
+            let (p, s) = if back {
+                self.prefixes.next_back()
+            } else {
+                self.prefixes.next()
+            }?;
+            let p = p.get();
+            let Some(node) = self.map.node(p, s.get(), g) else {
+                continue;
+            };
+            let mut e = node.entries();
+            if Some(p) == self.lo || Some(p) == self.hi {
+                let a = e.partition_point(|(k, _)| in_bounds(k, &self.range) == Cmp::Less);
+                let b = e.partition_point(|(k, _)| in_bounds(k, &self.range) != Cmp::Greater);
+                e = &e[a..b.max(a)];
+            }
+            if !e.is_empty() {
+                return Some(e);
+            }
+        }
+    }
+}
+
+/// The borrowing iterator: entries by reference, valid while the guard lives.
+pub(crate) struct Walk<'g, Q: ?Sized, R, K, V> {
+    walker: Walker<'g, Q, R, K, V>,
+    guard: &'g Guard,
+    front: core::slice::Iter<'g, (K, V)>,
+    back: core::slice::Iter<'g, (K, V)>,
+}
+
+impl<'g, Q, R, K, V> Walk<'g, Q, R, K, V>
+where
+    Q: ?Sized + Ord + 'static,
+    R: RangeBounds<Q>,
+    K: Ord + Clone + Borrow<Q> + 'static,
+    V: Clone + 'static,
+{
+    pub(crate) fn new(map: &'g BoxMap<K, V>, range: R, guard: &'g Guard) -> Self {
+        Walk {
+            walker: Walker::new(map, range),
+            guard,
+            front: [].iter(),
+            back: [].iter(),
+        }
+    }
+}
+
+impl<'g, Q, R, K, V> Iterator for Walk<'g, Q, R, K, V>
+where
+    Q: ?Sized + Ord + 'static,
+    R: RangeBounds<Q>,
+    K: Ord + Clone + Borrow<Q> + 'static,
+    V: Clone + 'static,
+{
+    type Item = &'g (K, V);
+
+    #[inline]
+    fn next(&mut self) -> Option<&'g (K, V)> {
+        loop {
+            if let Some(e) = self.front.next() {
+                return Some(e);
+            }
+            match self.walker.bucket(false, self.guard) {
+                Some(e) => self.front = e.iter(),
+                None => return self.back.next(),
+            }
+        }
+    }
+}
+
+impl<'g, Q, R, K, V> DoubleEndedIterator for Walk<'g, Q, R, K, V>
+where
+    Q: ?Sized + Ord + 'static,
+    R: RangeBounds<Q>,
+    K: Ord + Clone + Borrow<Q> + 'static,
+    V: Clone + 'static,
+{
+    fn next_back(&mut self) -> Option<&'g (K, V)> {
+        loop {
+            if let Some(e) = self.back.next_back() {
+                return Some(e);
+            }
+            match self.walker.bucket(true, self.guard) {
+                Some(e) => self.back = e.iter(),
+                None => return self.front.next_back(),
+            }
+        }
+    }
+}
+
+/// The copying iterator: it holds no pin between calls (a long-lived one keeps nothing
+/// from being freed); it clones up to [`BATCH`] buckets per pin into a buffer it reuses.
+pub(crate) struct Range<'a, Q: ?Sized, R, K, V> {
+    walker: Walker<'a, Q, R, K, V>,
     front: VecDeque<(K, V)>,
     back: VecDeque<(K, V)>,
-    _q: core::marker::PhantomData<fn(&Q)>,
 }
 
 impl<'a, Q, R, K, V> Range<'a, Q, R, K, V>
@@ -39,42 +182,24 @@ where
     V: Clone + 'static,
 {
     pub(crate) fn new(map: &'a BoxMap<K, V>, range: R) -> Self {
-        // Keys in the range have prefixes between the bounds' prefixes (both included:
-        // prefixes only say `<=`).
-        let lo = match range.start_bound() {
-            Bound::Included(q) | Bound::Excluded(q) => {
-                Bound::Included(Inl::new(prefix::of::<K, Q>(q)))
-            }
-            Bound::Unbounded => Bound::Unbounded,
-        };
-        let hi = match range.end_bound() {
-            Bound::Included(q) | Bound::Excluded(q) => {
-                Bound::Included(Inl::new(prefix::of::<K, Q>(q)))
-            }
-            Bound::Unbounded => Bound::Unbounded,
-        };
         Range {
-            map,
-            prefixes: crate::iter::Range::new(&map.index, (lo, hi)),
-            range,
+            walker: Walker::new(map, range),
             front: VecDeque::new(),
             back: VecDeque::new(),
-            _q: core::marker::PhantomData,
         }
     }
 
-    /// Copies bucket `s` of prefix `p` (its entries in the range) into `buf`.
-    fn fill(map: &BoxMap<K, V>, range: &R, p: u64, s: u64, buf: &mut VecDeque<(K, V)>) {
-        let b = map.slab.read(s);
-        if b.prefix != Some(p) {
-            return;
+    /// Clones up to [`BATCH`] buckets from one end into `buf`; whether any was left.
+    fn fill(walker: &mut Walker<'a, Q, R, K, V>, back: bool, buf: &mut VecDeque<(K, V)>) -> bool {
+        let g = pin();
+        for n in 0..BATCH {
+            match walker.bucket(back, &g) {
+                Some(e) if back => e.iter().rev().for_each(|e| buf.push_front(e.clone())),
+                Some(e) => buf.extend(e.iter().cloned()),
+                None => return n > 0,
+            }
         }
-        buf.extend(
-            b.entries
-                .iter()
-                .filter(|(k, _)| in_bounds(k, range) == Cmp::Equal)
-                .cloned(),
-        );
+        true
     }
 }
 
@@ -92,11 +217,8 @@ where
             if let Some(e) = self.front.pop_front() {
                 return Some(e);
             }
-            match self.prefixes.next() {
-                Some((p, s)) => {
-                    Self::fill(self.map, &self.range, p.get(), s.get(), &mut self.front)
-                }
-                None => return self.back.pop_front(),
+            if !Self::fill(&mut self.walker, false, &mut self.front) {
+                return self.back.pop_front();
             }
         }
     }
@@ -114,9 +236,8 @@ where
             if let Some(e) = self.back.pop_back() {
                 return Some(e);
             }
-            match self.prefixes.next_back() {
-                Some((p, s)) => Self::fill(self.map, &self.range, p.get(), s.get(), &mut self.back),
-                None => return self.front.pop_back(),
+            if !Self::fill(&mut self.walker, true, &mut self.back) {
+                return self.front.pop_back();
             }
         }
     }

@@ -2,48 +2,59 @@
 //! tuples, user structs).
 //!
 //! ```text
-//!  word core (inline path of u64 -> u64):     slab of buckets (type-stable slots)
-//!  prefix(k) : u64  ->  slot : u64   ------>  [ RwLock { prefix, Vec<(K, V)> sorted } ]
+//!  word core (inline path of u64 -> u64):     slab of type-stable slots
+//!  prefix(k) : u64  ->  slot : u64   ------>  [ AtomicPtr -> Node { prefix, sorted (K, V)s } ]
 //! ```
 //!
-//! The core orders the buckets by an order-preserving 8-byte key prefix ([`prefix`]), so a
-//! lookup searches only words until it reaches its bucket; the bucket holds the full
-//! entries. Every change to a bucket happens with the core leaf that owns its prefix
-//! locked (inside the core's `upsert`/`update`/`remove_if` closures), so writes of one
-//! prefix are serialised and a bucket is emptied and its prefix removed in one step.
-//! Readers take the bucket's read lock (they never wait for a rebuild of the core, only
-//! for a writer of the same prefix), compare full keys, and return clones.
+//! The core orders the buckets by an order-preserving 8-byte key prefix ([`prefix`], or a
+//! user's prefix function), so a lookup searches only words until it reaches its bucket; the
+//! bucket's node holds the full entries. Every change to a bucket happens with the core
+//! leaf that owns its prefix locked (inside the core's `upsert`/`update`/`remove_if`
+//! closures), so writes of one prefix are serialised; a writer builds a new node (cloning
+//! the entries it keeps) and swaps it in, and a bucket is emptied and its prefix removed
+//! in one step. Readers pin, load the node and read it: no lock, no shared write, no wait.
 
 pub(crate) mod iter;
 pub(crate) mod prefix;
 pub(crate) mod slab;
 
-use crate::pma::inl::Inl;
+use crate::pma::inl::{Inl, cast_ref};
 use crate::pma::map::Map;
 use crate::sync::{AtomicU64, Ordering};
 use core::borrow::Borrow;
 use core::cmp::Ordering as Cmp;
-use slab::Slab;
+use slab::{Guard, Node, Slab, pin};
 
 pub(crate) struct BoxMap<K, V> {
     pub(crate) index: Map<Inl<u64, 1>, Inl<u64, 1>>,
     pub(crate) slab: Slab<K, V>,
     /// Entries (the core counts prefixes); a wrapping signed count.
     len: AtomicU64,
+    /// The user's order-preserving prefix function, if the map was made with one.
+    pub(crate) pfx: Option<fn(&K) -> u64>,
 }
 
-/// The slot of bucket `b` where `q` is (`Ok`) or would go (`Err`).
+/// The slot of `b` where `q` is (`Ok`) or would go (`Err`).
 #[inline(always)]
 fn find<K: Borrow<Q>, V, Q: ?Sized + Ord>(b: &[(K, V)], q: &Q) -> Result<usize, usize> {
     b.binary_search_by(|(k, _)| k.borrow().cmp(q))
 }
 
-impl<K: Ord + 'static, V: 'static> BoxMap<K, V> {
-    pub(crate) fn new(leaves: usize, cap: usize) -> Self {
+/// Clones of `e`'s entries with entry `i` left out.
+fn without<K: Clone, V: Clone>(e: &[(K, V)], i: usize) -> Vec<(K, V)> {
+    let mut out = Vec::with_capacity(e.len() - 1);
+    out.extend_from_slice(&e[..i]);
+    out.extend_from_slice(&e[i + 1..]);
+    out
+}
+
+impl<K: Ord + Clone + 'static, V: Clone + 'static> BoxMap<K, V> {
+    pub(crate) fn new(leaves: usize, cap: usize, pfx: Option<fn(&K) -> u64>) -> Self {
         BoxMap {
             index: Map::new(leaves, cap),
             slab: Slab::new(),
             len: AtomicU64::new(0),
+            pfx,
         }
     }
 
@@ -59,46 +70,92 @@ impl<K: Ord + 'static, V: 'static> BoxMap<K, V> {
         self.index.heap_bytes() + self.slab.heap_bytes()
     }
 
-    /// `f(&key, &value)` of the entry equal to `q`, under its bucket's read lock.
+    /// The prefix of lookup `q`: the user's function's (then `q` must be a `&K`), else the
+    /// built-in one.
+    #[inline(always)]
+    pub(crate) fn prefix_of<Q: ?Sized + 'static>(&self, q: &Q) -> u64
+    where
+        K: Borrow<Q>,
+    {
+        match self.pfx {
+            None => prefix::of::<K, Q>(q),
+            Some(f) => match cast_ref::<Q, K>(q) {
+                Some(k) => f(k),
+                None => prefix::unknown_with_fn::<K, Q>(),
+            },
+        }
+    }
+
+    /// The node of prefix `p` (`None`: absent), valid while `g` lives.
+    #[inline(always)]
+    pub(crate) fn node<'g>(&'g self, p: u64, s: u64, g: &'g Guard) -> Option<&'g Node<K, V>> {
+        self.slab.load(s, g).filter(|n| n.prefix == p)
+    }
+
+    /// The entry equal to `q`, borrowed for as long as `g` lives.
+    #[inline]
+    pub(crate) fn get_in<'g, Q>(&'g self, q: &Q, g: &'g Guard) -> Option<&'g (K, V)>
+    where
+        K: Borrow<Q>,
+        Q: ?Sized + Ord + 'static,
+    {
+        let p = self.prefix_of(q);
+        let (_, s) = self.index.get(&Inl::new(p))?;
+        // A node of another prefix (or none): `p` was removed after the index was read.
+        let e = self.node(p, s.get(), g)?.entries();
+        find(e, q).ok().map(|i| &e[i])
+    }
+
+    /// `f(&key, &value)` of the entry equal to `q`.
     #[inline]
     pub(crate) fn with<Q, R>(&self, q: &Q, f: impl FnOnce(&K, &V) -> R) -> Option<R>
     where
         K: Borrow<Q>,
         Q: ?Sized + Ord + 'static,
     {
-        let p = prefix::of::<K, Q>(q);
-        let (_, s) = self.index.get(&Inl::new(p))?;
-        let b = self.slab.read(s.get());
-        if b.prefix != Some(p) {
-            // The prefix was removed (and its slot reused) after the index was read.
-            return None;
-        }
-        let i = find(&b.entries, q).ok()?;
-        let (k, v) = &b.entries[i];
-        Some(f(k, v))
+        let g = pin();
+        self.get_in(q, &g).map(|(k, v)| f(k, v))
     }
 
-    /// Inserts or changes `k`'s entry atomically: `f(Some(&mut value))` if present (it may
-    /// change the value in place), `f(None)` if absent (it returns the value to insert, or
-    /// `None`). Runs with the prefix's core leaf and the bucket locked.
-    pub(crate) fn upsert<R>(&self, k: K, f: impl FnOnce(Option<&mut V>) -> (Option<V>, R)) -> R {
-        let p = prefix::of::<K, K>(&k);
+    /// Inserts or changes `k`'s entry atomically: `f(Some(&value))` if present, `f(None)`
+    /// if absent; `f` returns the value to store (`None`: leave the map as it is) and the
+    /// result. Runs with the prefix's core leaf locked.
+    pub(crate) fn upsert<R>(&self, k: K, f: impl FnOnce(Option<&V>) -> (Option<V>, R)) -> R {
+        let p = self.prefix_of::<K>(&k);
         let mut out = None;
         let mut added = false;
         self.index.upsert(Inl::new(p), |cur| match cur {
             Some(s) => {
-                let mut b = self.slab.write(s.get());
-                debug_assert_eq!(b.prefix, Some(p));
-                match find(&b.entries, &k) {
-                    Ok(i) => out = Some(f(Some(&mut b.entries[i].1)).1),
+                let g = pin();
+                let e = self
+                    .node(p, s.get(), &g)
+                    .expect("CobTree: a prefix's slot holds its node")
+                    .entries();
+                let new = match find(e, &k) {
+                    Ok(i) => {
+                        let (v, r) = f(Some(&e[i].1));
+                        out = Some(r);
+                        v.map(|v| {
+                            let mut n = e.to_vec();
+                            n[i].1 = v;
+                            n
+                        })
+                    }
                     Err(i) => {
                         let (v, r) = f(None);
                         out = Some(r);
-                        if let Some(v) = v {
-                            b.entries.insert(i, (k, v));
+                        v.map(|v| {
+                            let mut n = Vec::with_capacity(e.len() + 1);
+                            n.extend_from_slice(&e[..i]);
+                            n.push((k, v));
+                            n.extend_from_slice(&e[i..]);
                             added = true;
-                        }
+                            n
+                        })
                     }
+                };
+                if let Some(n) = new {
+                    self.slab.replace(s.get(), Node::new(p, n));
                 }
                 None
             }
@@ -107,7 +164,7 @@ impl<K: Ord + 'static, V: 'static> BoxMap<K, V> {
                 out = Some(r);
                 let v = v?;
                 added = true;
-                Some(Inl::new(self.slab.alloc(p, (k, v))))
+                Some(Inl::new(self.slab.alloc(Node::new(p, vec![(k, v)]))))
             }
         });
         if added {
@@ -121,70 +178,68 @@ impl<K: Ord + 'static, V: 'static> BoxMap<K, V> {
     where
         K: Borrow<Q>,
         Q: ?Sized + Ord + 'static,
-        V: Clone,
     {
-        let p = prefix::of::<K, Q>(q);
+        let p = self.prefix_of(q);
         let mut out = None;
         self.index.update(&Inl::new(p), |s| {
-            let mut b = self.slab.write(s.get());
-            if let Ok(i) = find(&b.entries, q) {
-                let new = f(&b.entries[i].1);
-                out = Some(new.clone());
-                b.entries[i].1 = new;
+            let g = pin();
+            if let Some(node) = self.node(p, s.get(), &g) {
+                let e = node.entries();
+                if let Ok(i) = find(e, q) {
+                    let new = f(&e[i].1);
+                    let mut n = e.to_vec();
+                    out = Some(new.clone());
+                    n[i].1 = new;
+                    self.slab.replace(s.get(), Node::new(p, n));
+                }
             }
             *s
         });
         out
     }
 
-    /// Under the lock of prefix `p`'s core leaf: `f` edits the bucket, which is dropped
-    /// from the index (and its slot freed) if that left it empty. If `f` panics, the
-    /// bucket keeps what `f` left (a valid `Vec`) and the length still accounts for it.
-    pub(crate) fn edit_prefix(&self, p: u64, f: impl FnOnce(&mut Vec<(K, V)>)) {
-        /// Adds the bucket's change in length to the map's, on return and on unwind
-        /// (after unlocking the bucket: no atomic of the model checker runs under it).
-        struct Adjust<'a, K, V> {
-            len: &'a AtomicU64,
-            b: Option<std::sync::RwLockWriteGuard<'a, slab::Bucket<K, V>>>,
-            before: usize,
-        }
-        impl<K, V> Drop for Adjust<'_, K, V> {
-            fn drop(&mut self) {
-                let after = self.b.take().map_or(self.before, |b| b.entries.len());
-                let d = after as i64 - self.before as i64;
-                self.len.fetch_add(d as u64, Ordering::Relaxed);
-            }
-        }
+    /// Under the lock of prefix `p`'s core leaf: `f` reads the bucket's entries and returns
+    /// the entries it should hold instead (`None`: unchanged); a bucket left empty is
+    /// dropped from the index and its slot freed. If `f` panics, nothing changed.
+    pub(crate) fn edit_prefix(&self, p: u64, f: impl FnOnce(&[(K, V)]) -> Option<Vec<(K, V)>>) {
+        let mut d = 0i64;
         let r = self.index.remove_if(&Inl::new(p), |s| {
-            let b = self.slab.write(s.get());
-            let before = b.entries.len();
-            let mut g = Adjust {
-                len: &self.len,
-                b: Some(b),
-                before,
+            let g = pin();
+            let Some(node) = self.node(p, s.get(), &g) else {
+                return false;
             };
-            let b = g.b.as_mut().expect("held");
-            if b.prefix == Some(p) {
-                f(&mut b.entries);
+            let e = node.entries();
+            let Some(n) = f(e) else {
+                return false;
+            };
+            d = n.len() as i64 - e.len() as i64;
+            if n.is_empty() {
+                return true;
             }
-            b.entries.is_empty()
+            self.slab.replace(s.get(), Node::new(p, n));
+            false
         });
         if let Some(Ok((_, s))) = r {
             self.slab.release(s.get());
         }
+        if d != 0 {
+            self.add_len(d);
+        }
     }
 
-    /// Removes `q`; its entry.
-    pub(crate) fn remove<Q>(&self, q: &Q) -> Option<(K, V)>
+    /// Removes `q`; `f` of its entry (what the caller wants back, cloned: readers may
+    /// still be reading the entry).
+    pub(crate) fn remove<Q, R>(&self, q: &Q, f: impl FnOnce(&K, &V) -> R) -> Option<R>
     where
         K: Borrow<Q>,
         Q: ?Sized + Ord + 'static,
     {
         let mut out = None;
-        self.edit_prefix(prefix::of::<K, Q>(q), |e| {
-            if let Ok(i) = find(e, q) {
-                out = Some(e.remove(i));
-            }
+        self.edit_prefix(self.prefix_of(q), |e| {
+            let i = find(e, q).ok()?;
+            let n = without(e, i);
+            out = Some(f(&e[i].0, &e[i].1));
+            Some(n)
         });
         out
     }
@@ -193,7 +248,19 @@ impl<K: Ord + 'static, V: 'static> BoxMap<K, V> {
     pub(crate) fn retain(&self, f: &mut impl FnMut(&K, &V) -> bool) {
         let prefixes = crate::iter::Range::<Inl<u64, 1>, _, _, _>::new(&self.index, ..);
         for (p, _) in prefixes {
-            self.edit_prefix(p.get(), |e| e.retain(|(k, v)| f(k, v)));
+            self.edit_prefix(p.get(), |e| {
+                let keep: Vec<bool> = e.iter().map(|(k, v)| f(k, v)).collect();
+                if keep.iter().all(|&k| k) {
+                    return None;
+                }
+                Some(
+                    e.iter()
+                        .zip(&keep)
+                        .filter(|(_, k)| **k)
+                        .map(|(e, _)| e.clone())
+                        .collect(),
+                )
+            });
         }
     }
 
@@ -205,13 +272,10 @@ impl<K: Ord + 'static, V: 'static> BoxMap<K, V> {
             drop(ends);
             let mut out = None;
             self.edit_prefix(p.get(), |e| {
-                if !e.is_empty() {
-                    out = Some(if front {
-                        e.remove(0)
-                    } else {
-                        e.pop().expect("non-empty")
-                    });
-                }
+                let i = if front { 0 } else { e.len() - 1 };
+                let n = without(e, i);
+                out = Some(e[i].clone());
+                Some(n)
             });
             if out.is_some() {
                 return out;
@@ -222,8 +286,13 @@ impl<K: Ord + 'static, V: 'static> BoxMap<K, V> {
     /// Every entry, in key order, taken out of the (owned) map.
     pub(crate) fn drain(&mut self) -> Vec<(K, V)> {
         let mut out = Vec::with_capacity(self.len());
-        for (_, s) in crate::iter::Range::<Inl<u64, 1>, _, _, _>::new(&self.index, ..) {
-            out.append(&mut self.slab.write(s.get()).entries);
+        let slots: Vec<u64> = crate::iter::Range::<Inl<u64, 1>, _, _, _>::new(&self.index, ..)
+            .map(|(_, s)| s.get())
+            .collect();
+        for s in slots {
+            if let Some(n) = self.slab.take(s) {
+                out.append(&mut n.into_entries());
+            }
         }
         self.len.store(0, Ordering::Relaxed);
         out

@@ -5,7 +5,8 @@
 //! bytes, big-endian, zero-padded; integers, `char` and `bool` (as keys of a map whose
 //! *values* are boxed, or `u128`/`i128`) use an order-preserving integer encoding. Other
 //! key types (tuples, user structs) have no known prefix: all of them share prefix 0, so
-//! such a map is one bucket (see the crate docs, "Boxed path").
+//! such a map is one bucket unless it was made with a user prefix function
+//! (`CobTree::with_prefix`; see the crate docs, "Two layouts").
 
 use crate::pma::inl::cast_ref;
 use std::sync::Arc;
@@ -115,6 +116,17 @@ pub(crate) fn of<K: 'static, Q: ?Sized + 'static>(q: &Q) -> u64 {
             None => unknown::<K, Q>(),
         },
     }
+}
+
+/// A lookup by another type than the key's in a map with a user prefix function.
+#[cold]
+pub(crate) fn unknown_with_fn<K, Q: ?Sized>() -> ! {
+    panic!(
+        "CobTree<{}, _> made with a prefix function: lookups by &{} are not supported (look up by &{})",
+        core::any::type_name::<K>(),
+        core::any::type_name::<Q>(),
+        core::any::type_name::<K>()
+    )
 }
 
 #[cold]
