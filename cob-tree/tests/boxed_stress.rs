@@ -130,3 +130,61 @@ fn shared_counters_exact() {
     let total: u64 = t.values().sum();
     assert_eq!(total, (threads * rounds) as u64);
 }
+
+/// The borrowing view under writers that overwrite and remove the keys it is reading:
+/// every entry it hands out stays readable and whole (its value matches its key) for the
+/// view's lifetime, and the keys present throughout (the even ones) are all seen, in order.
+#[test]
+fn pinned_views_under_overwrites_and_removes() {
+    let (keys, rounds) = if cfg!(miri) { (24, 3) } else { (400, 60) };
+    let key = |i: usize| format!("view-{:03}-{}", i % 50, i);
+    let val = |k: &str, r: usize| format!("{k}={r}").into_bytes();
+    let t: CobTree<String, Vec<u8>> = CobTree::with_leaf_capacity(4);
+    for i in 0..keys {
+        t.insert(key(i), val(&key(i), 0));
+    }
+    let done = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        let writer = s.spawn(|| {
+            for r in 1..=rounds {
+                for i in (0..keys).filter(|i| i % 2 == 1) {
+                    // Odd keys: overwritten, removed and put back; even keys: overwritten.
+                    if r % 3 == 0 {
+                        assert!(t.remove(key(i).as_str()).is_some());
+                    }
+                    t.insert(key(i), val(&key(i), r));
+                }
+                for i in (0..keys).filter(|i| i % 2 == 0) {
+                    assert!(t.insert(key(i), val(&key(i), r)).is_some());
+                }
+            }
+            done.store(true, Ordering::Release);
+        });
+        while !done.load(Ordering::Acquire) {
+            let p = t.pin();
+            let held: Vec<_> = p.iter().collect();
+            let mut evens = 0;
+            for w in held.windows(2) {
+                assert!(w[0].key() < w[1].key(), "out of order");
+            }
+            for e in &held {
+                let v = std::str::from_utf8(e.value()).expect("whole value");
+                let (k, _) = v.split_once('=').expect("key=round");
+                assert_eq!(k, e.key());
+                let i: usize = e.key().rsplit('-').next().unwrap().parse().unwrap();
+                evens += usize::from(i % 2 == 0);
+            }
+            assert_eq!(evens, keys.div_ceil(2), "an even key was missed");
+            if let Some(e) = p.get(key(0).as_str()) {
+                assert!(e.value().starts_with(key(0).as_bytes()));
+            }
+            drop(held);
+            drop(p);
+        }
+        writer.join().unwrap();
+    });
+    assert_eq!(t.len(), keys);
+    for i in 0..keys {
+        assert_eq!(t.get(key(i).as_str()), Some(val(&key(i), rounds)));
+    }
+}
