@@ -154,7 +154,7 @@ fn pinned_views_under_overwrites_and_removes() {
                     }
                     t.insert(key(i), val(&key(i), r));
                 }
-                for i in (0..keys).filter(|i| i % 2 == 0) {
+                for i in (0..keys).filter(|i| i.is_multiple_of(2)) {
                     assert!(t.insert(key(i), val(&key(i), r)).is_some());
                 }
             }
@@ -172,7 +172,7 @@ fn pinned_views_under_overwrites_and_removes() {
                 let (k, _) = v.split_once('=').expect("key=round");
                 assert_eq!(k, e.key());
                 let i: usize = e.key().rsplit('-').next().unwrap().parse().unwrap();
-                evens += usize::from(i % 2 == 0);
+                evens += usize::from(i.is_multiple_of(2));
             }
             assert_eq!(evens, keys.div_ceil(2), "an even key was missed");
             if let Some(e) = p.get(key(0).as_str()) {

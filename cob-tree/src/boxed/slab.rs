@@ -188,15 +188,14 @@ impl<K, V> Slab<K, V> {
         lock_std(&self.free).0.push(s);
     }
 
+    /// `p` came out of a slot by a swap: this thread owns it now (it was `Box::into_raw`'d
+    /// when published and is in no slot any more), but readers may still hold references
+    /// to it, so it stays a raw pointer (a `Box` would claim it unique) until `Limbo` frees
+    /// it.
     fn retire(&self, p: *mut Node<K, V>) {
-        if p.is_null() {
-            return;
+        if let Some(p) = core::ptr::NonNull::new(p) {
+            self.limbo.retire(Retired(p));
         }
-        // SAFETY: `p` came out of a slot by a swap, so this thread is the only one that
-        // owns it now: it was `Box::into_raw`'d when published and is in no slot any more.
-        // Readers may still hold references to it; `Limbo` frees it only once they cannot.
-        let b = unsafe { Box::from_raw(p) };
-        self.limbo.retire(b);
     }
 
     /// The entries of every node still in a slot, taking them out (the map is owned).
@@ -254,7 +253,31 @@ struct Limbo<K, V> {
 }
 
 /// A retired node and the flag the epoch collector sets once no reader can hold it.
-type Waiting<K, V> = (Arc<AtomicBool>, Box<Node<K, V>>);
+type Waiting<K, V> = (Arc<AtomicBool>, Retired<K, V>);
+
+/// A node out of its slot that readers may still be reading; freed when this drops, which
+/// `Limbo` lets happen only once its flag is set, or when the map drops.
+struct Retired<K, V>(core::ptr::NonNull<Node<K, V>>);
+
+// SAFETY: a `Retired` owns its node (it drops it once): sending it sends the keys and values.
+unsafe impl<K: Send, V: Send> Send for Retired<K, V> {}
+
+impl<K, V> Retired<K, V> {
+    fn node(&self) -> &Node<K, V> {
+        // SAFETY: the node is alive until this `Retired` drops, and nobody writes it.
+        unsafe { self.0.as_ref() }
+    }
+}
+
+impl<K, V> Drop for Retired<K, V> {
+    fn drop(&mut self) {
+        // SAFETY: the pointer is a `Box::into_raw` owned by this `Retired` alone; it drops
+        // only when no reader can hold a reference any more (`Limbo::retire` frees only
+        // flagged nodes, which crossbeam-epoch flags after every thread pinned at the
+        // retirement unpinned) or when the map drops (no reader borrows it then).
+        drop(unsafe { Box::from_raw(self.0.as_ptr()) });
+    }
+}
 
 /// Waiting nodes below which a retire does not scan for ready ones.
 const LIMBO_SCAN: usize = 64;
@@ -266,7 +289,7 @@ impl<K, V> Limbo<K, V> {
         }
     }
 
-    fn retire(&self, b: Box<Node<K, V>>) {
+    fn retire(&self, b: Retired<K, V>) {
         let flag = Arc::new(AtomicBool::new(false));
         #[cfg(not(any(loom, miri)))]
         {
@@ -292,7 +315,11 @@ impl<K, V> Limbo<K, V> {
     }
 
     fn bytes(&self) -> usize {
-        lock_std(&self.nodes).0.iter().map(|(_, b)| b.bytes()).sum()
+        lock_std(&self.nodes)
+            .0
+            .iter()
+            .map(|(_, b)| b.node().bytes())
+            .sum()
     }
 }
 
