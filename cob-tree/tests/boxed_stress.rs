@@ -136,7 +136,7 @@ fn shared_counters_exact() {
 /// view's lifetime, and the keys present throughout (the even ones) are all seen, in order.
 #[test]
 fn pinned_views_under_overwrites_and_removes() {
-    let (keys, rounds) = if cfg!(miri) { (24, 3) } else { (400, 60) };
+    let (keys, rounds) = if cfg!(miri) { (12, 2) } else { (400, 60) };
     let key = |i: usize| format!("view-{:03}-{}", i % 50, i);
     let val = |k: &str, r: usize| format!("{k}={r}").into_bytes();
     let t: CobTree<String, Vec<u8>> = CobTree::with_leaf_capacity(4);
