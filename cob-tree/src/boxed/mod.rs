@@ -164,7 +164,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> BoxMap<K, V> {
                 out = Some(r);
                 let v = v?;
                 added = true;
-                Some(Inl::new(self.slab.alloc(Node::new(p, vec![(k, v)]))))
+                Some(Inl::new(self.slab.alloc(Node::one(p, (k, v)))))
             }
         });
         if added {

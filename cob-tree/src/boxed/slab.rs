@@ -58,6 +58,14 @@ pub(crate) struct Node<K, V> {
 }
 
 impl<K, V> Node<K, V> {
+    /// A node of `prefix` holding the one entry `e` (one allocation).
+    pub(crate) fn one(prefix: u64, e: (K, V)) -> Box<Self> {
+        Box::new(Node {
+            prefix,
+            entries: Entries::One(e),
+        })
+    }
+
     /// A node of `prefix` holding `e` (sorted, not empty).
     pub(crate) fn new(prefix: u64, mut e: Vec<(K, V)>) -> Box<Self> {
         debug_assert!(!e.is_empty());
