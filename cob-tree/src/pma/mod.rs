@@ -1,7 +1,8 @@
 //! The packed memory array: layout, per-leaf seqlocks, the static index, and every
 //! structural change. Safe code except [`root`] (publishing and reclaiming arrays),
-//! [`hint`] (prefetch, the zeroed lines) and [`inl`] (inline values' bytes), plus one
-//! unchecked load in the leaf search below.
+//! [`hint`] (prefetch, the zeroed lines), [`inl`] (inline values' bytes), `repr`'s
+//! unreachable tag, `leaf`'s unchecked splits and one unchecked load in the leaf search
+//! below. (The boxed path's node pointers are in `crate::boxed::slab`.)
 //!
 //! # Layout
 //!
