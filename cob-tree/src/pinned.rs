@@ -8,8 +8,8 @@
 //! in place, so the view hands out copies (the same [`Entry`] type).
 
 use crate::boxed::iter::Walk;
-use crate::boxed::slab::{Guard, pin};
 use crate::iters::Range;
+use crate::pma::slab::{Guard, pin};
 use crate::{CobTree, Repr};
 use core::borrow::Borrow;
 use core::ops::{Bound, RangeBounds, RangeFull};

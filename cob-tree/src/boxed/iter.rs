@@ -9,9 +9,9 @@
 //! iterator, so they never overlap. Only the buckets of the bounds' prefixes can hold keys
 //! outside the range; they are cut to the range by binary search.
 
-use super::slab::{Guard, pin};
 use super::{BoxMap, in_bounds};
 use crate::pma::inl::Inl;
+use crate::pma::slab::{Guard, pin};
 use core::borrow::Borrow;
 use core::cmp::Ordering as Cmp;
 use core::ops::{Bound, RangeBounds};

@@ -16,14 +16,13 @@
 
 pub(crate) mod iter;
 pub(crate) mod prefix;
-pub(crate) mod slab;
 
 use crate::pma::inl::{Inl, cast_ref};
 use crate::pma::map::Map;
+use crate::pma::slab::{Guard, Node, Slab, pin};
 use crate::sync::{AtomicU64, Ordering};
 use core::borrow::Borrow;
 use core::cmp::Ordering as Cmp;
-use slab::{Guard, Node, Slab, pin};
 
 pub(crate) struct BoxMap<K, V> {
     pub(crate) index: Map<Inl<u64, 1>, Inl<u64, 1>>,

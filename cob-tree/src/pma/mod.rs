@@ -2,7 +2,7 @@
 //! structural change. Safe code except [`root`] (publishing and reclaiming arrays),
 //! [`hint`] (prefetch, the zeroed lines), [`inl`] (inline values' bytes), `repr`'s
 //! unreachable tag, `leaf`'s unchecked splits and one unchecked load in the leaf search
-//! below. (The boxed path's node pointers are in `crate::boxed::slab`.)
+//! below, and [`slab`] (the boxed path's type-stable slots of epoch-reclaimed nodes).
 //!
 //! # Layout
 //!
@@ -35,6 +35,7 @@ mod read;
 pub(crate) mod rebuild;
 pub(crate) mod repr;
 mod root;
+pub(crate) mod slab;
 mod write;
 
 use geometry::leaf_words;
