@@ -417,11 +417,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> CobTree<K, V> {
         R: RangeBounds<Q>,
         K: Borrow<Q>,
     {
-        if let (Bound::Included(s) | Bound::Excluded(s), Bound::Included(e) | Bound::Excluded(e)) =
-            (range.start_bound(), range.end_bound())
-        {
-            assert!(s <= e, "range start is greater than range end in CobTree");
-        }
+        check_range(&range);
         Range::new(self, range)
     }
 
@@ -519,3 +515,13 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> CobTree<K, V> {
 
 #[cfg(all(test, loom))]
 mod loom_tests;
+
+/// Panics, as `BTreeMap::range` does, if `range` starts after it ends; a range whose start
+/// and end are the same excluded key is allowed (it is empty).
+pub(crate) fn check_range<Q: ?Sized + Ord, R: RangeBounds<Q>>(range: &R) {
+    if let (Bound::Included(s) | Bound::Excluded(s), Bound::Included(e) | Bound::Excluded(e)) =
+        (range.start_bound(), range.end_bound())
+    {
+        assert!(s <= e, "range start is greater than range end in CobTree");
+    }
+}

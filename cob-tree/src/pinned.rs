@@ -9,10 +9,10 @@
 
 use crate::boxed::iter::Walk;
 use crate::iters::Range;
-use crate::pma::slab::{Guard, pin};
+use crate::pma::{Guard, pin};
 use crate::{CobTree, Repr};
 use core::borrow::Borrow;
-use core::ops::{Bound, RangeBounds, RangeFull};
+use core::ops::{RangeBounds, RangeFull};
 
 /// A borrowing view of a [`CobTree`] (see [`CobTree::pin`]).
 ///
@@ -103,11 +103,7 @@ impl<'m, K: Ord + Clone + 'static, V: Clone + 'static> Pinned<'m, K, V> {
         R: RangeBounds<Q>,
         K: Borrow<Q>,
     {
-        if let (Bound::Included(s) | Bound::Excluded(s), Bound::Included(e) | Bound::Excluded(e)) =
-            (range.start_bound(), range.end_bound())
-        {
-            assert!(s <= e, "range start is greater than range end in CobTree");
-        }
+        crate::check_range(&range);
         PinnedRange(match self.map.repr() {
             Repr::Boxed(b) => Walks::Boxed(Walk::new(b, range, &self.guard)),
             _ => Walks::Copies(Range::new(self.map, range)),

@@ -11,7 +11,7 @@
 
 use super::{BoxMap, in_bounds};
 use crate::pma::inl::Inl;
-use crate::pma::slab::{Guard, pin};
+use crate::pma::{Guard, pin};
 use core::borrow::Borrow;
 use core::cmp::Ordering as Cmp;
 use core::ops::{Bound, RangeBounds};

@@ -19,7 +19,8 @@ pub(crate) mod prefix;
 
 use crate::pma::inl::{Inl, cast_ref};
 use crate::pma::map::Map;
-use crate::pma::slab::{Guard, Node, Slab, pin};
+use crate::pma::slab::{Node, Slab};
+use crate::pma::{Guard, pin};
 use crate::sync::{AtomicU64, Ordering};
 use core::borrow::Borrow;
 use core::cmp::Ordering as Cmp;

@@ -36,7 +36,9 @@ pub const KEPT_ARRAY_BYTES: usize = 128 << 10;
 #[cfg(not(any(loom, miri)))]
 pub(crate) type Guard = crossbeam_epoch::Guard;
 
-/// Under loom/Miri arrays are never freed before the map, so a guard protects nothing.
+/// Under loom/Miri arrays (and the boxed path's nodes, `slab`) are never freed before the
+/// map (crossbeam-epoch is not modelled by loom, and casts integers to pointers, which
+/// `-Zmiri-strict-provenance` rejects), so a guard protects nothing.
 #[cfg(any(loom, miri))]
 #[derive(Debug)]
 pub(crate) struct Guard(());

@@ -13,6 +13,9 @@
 //! retires the old one to [`Limbo`]. Readers load a slot's pointer under a [`Guard`]
 //! (an epoch pin) and read the node without any lock and without writing shared memory.
 
+// The word core's epoch pin: under loom/Miri it protects nothing, since nodes, like arrays,
+// are then freed only when the map drops.
+use super::{Guard, pin};
 use crate::sync::{AtomicBool, AtomicPtr, Ordering, lock_std};
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -20,29 +23,6 @@ use std::sync::{Arc, Mutex, OnceLock};
 pub const FIRST_CHUNK: usize = 16;
 /// Chunks (enough for `FIRST_CHUNK * (2^CHUNKS - 1)` slots).
 const CHUNKS: usize = 40;
-
-/// Keeps every node loaded while it lives from being freed (an epoch pin).
-#[cfg(not(any(loom, miri)))]
-pub(crate) type Guard = crossbeam_epoch::Guard;
-
-/// Under loom/Miri nodes are freed only when the map drops (crossbeam-epoch is not
-/// modelled by loom, and casts integers to pointers, which `-Zmiri-strict-provenance`
-/// rejects), so a guard protects nothing.
-#[cfg(any(loom, miri))]
-pub(crate) struct Guard(());
-
-/// Pins the current thread (cheap when it is already pinned).
-#[inline]
-pub(crate) fn pin() -> Guard {
-    #[cfg(not(any(loom, miri)))]
-    {
-        crossbeam_epoch::pin()
-    }
-    #[cfg(any(loom, miri))]
-    {
-        Guard(())
-    }
-}
 
 /// The entries of one node, sorted by key; one inline (no second allocation) in the
 /// common case of a prefix that only one key has.
