@@ -62,6 +62,14 @@ impl<K, V> Cursor<K, V> {
         self.valid = false;
         self.seek.stop = self.seek.slot;
     }
+
+    /// Forgets where this end was (at its end): the next step seeks from the last key
+    /// yielded (or the range's bound), as a new search.
+    fn forget(&mut self) {
+        self.invalidate();
+        self.pending = None;
+        self.hint = None;
+    }
 }
 
 /// A version no leaf ever has (odd and frozen: a frozen leaf is never locked), the
@@ -225,7 +233,6 @@ pub(crate) struct Range<'a, Q: ?Sized, R, K: Key, V: Pod> {
     /// The last key yielded at each end: the other end stops before it.
     front_last: Option<K>,
     back_last: Option<K>,
-    done: bool,
     _q: PhantomData<fn(&Q)>,
     _kv: PhantomData<(K, V)>,
 }
@@ -246,7 +253,6 @@ where
             back: Cursor::new(),
             front_last: None,
             back_last: None,
-            done: false,
             _q: PhantomData,
             _kv: PhantomData,
         }
@@ -359,7 +365,7 @@ where
 {
     #[inline(never)]
     fn next_slow(&mut self) -> Option<(K, V)> {
-        while !self.done {
+        loop {
             if !self.front.valid {
                 self.seek_front();
                 continue;
@@ -371,12 +377,15 @@ where
                     self.front_last = Some(k);
                     return Some((k, v));
                 }
-                Step::End => break,
+                Step::End => {
+                    // Not fused, as SkipMap's iterators: a later call seeks again from
+                    // the last key yielded, and finds what was inserted after it since.
+                    self.front.forget();
+                    return None;
+                }
                 Step::Again => {}
             }
         }
-        self.done = true;
-        None
     }
 }
 
@@ -389,7 +398,7 @@ where
 {
     #[inline]
     fn next_back(&mut self) -> Option<(K, V)> {
-        while !self.done {
+        loop {
             if !self.back.valid {
                 self.seek_back();
                 continue;
@@ -401,19 +410,21 @@ where
                     // The front may have moved since this run was sought (its per-element
                     // path does not tell the back), so the back checks every key.
                     if !after_start(&self.range, &self.front_last, &k) {
-                        break;
+                        self.back.forget();
+                        return None;
                     }
                     self.back_last = Some(k);
                     // The front's run must now stop before `k`: it seeks again.
                     self.front.invalidate();
                     return Some((k, v));
                 }
-                Step::End => break,
+                Step::End => {
+                    self.back.forget();
+                    return None;
+                }
                 Step::Again => {}
             }
         }
-        self.done = true;
-        None
     }
 }
 
@@ -422,7 +433,6 @@ impl<Q: ?Sized, R, K: Key + core::fmt::Debug, V: Pod> core::fmt::Debug for Range
         f.debug_struct("Range")
             .field("front_last", &self.front_last)
             .field("back_last", &self.back_last)
-            .field("done", &self.done)
             .finish_non_exhaustive()
     }
 }

@@ -14,7 +14,9 @@ use core::ops::{RangeBounds, RangeFull};
 /// key that was removed before the iterator reached the key's position, and it yields
 /// every key present for the whole iteration exactly once, in order (from both ends, the
 /// two meet without overlap). Keys inserted or removed during the iteration may or may not
-/// be seen.
+/// be seen. Not fused, as SkipMap's: after an end returns `None`, a later call at that end
+/// looks again past the last key it yielded (and short of the other end's), so it yields
+/// keys inserted there since.
 ///
 /// Inline path: it holds no epoch pin and allocates nothing; a long-held one keeps alive
 /// the one array it last read, nothing else (see the crate docs, "Memory"). Boxed path: it

@@ -210,37 +210,36 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> CobTree<K, V> {
     /// threads that race to insert the same absent key, exactly one inserts, and all of them
     /// return the value that one inserted).
     pub fn get_or_insert(&self, k: K, v: V) -> V {
-        self.get_or_insert_with(k, || v)
-    }
-
-    /// The value of `k`, inserting `f()` first if `k` is absent (atomically, as
-    /// [`get_or_insert`](Self::get_or_insert); `f` runs at most once, only when `k` is
-    /// absent, with `k`'s leaf locked: it must not use this map).
-    pub fn get_or_insert_with(&self, k: K, f: impl FnOnce() -> V) -> V {
         on_repr!(Repr, K, V; &self.repr;
          m => {
-                        let mut out = None;
-                        let old = m.upsert(Inl::new(k), |old| match old {
+                        let v = Inl::new(v);
+                        m.upsert(Inl::new(k), |old| match old {
                             Some(_) => None,
-                            None => {
-                                let v = Inl::new(f());
-                                out = Some(v);
-                                Some(v)
-                            }
-                        });
-                        old.or(out)
-                            .expect("get_or_insert_with: either present or inserted")
-                            .get()
+                            None => Some(v),
+                        })
+                        .unwrap_or(v)
+                        .get()
                     };
          b => b.upsert(k, |cur| match cur {
                         Some(old) => (None, old.clone()),
                         None => {
-                            let v = f();
                             let c = v.clone();
                             (Some(v), c)
                         }
                     })
         )
+    }
+
+    /// The value of `k`; if `k` is absent, inserts `f()` first (atomically, as
+    /// [`get_or_insert`](Self::get_or_insert)), as `crossbeam_skiplist::SkipMap` does: `f`
+    /// runs at most once, only if `k` was absent when looked up, and outside any lock, so
+    /// it may take long or use this map. If another thread inserts `k` while `f` runs, that
+    /// value is kept and returned, and `f`'s result is dropped.
+    pub fn get_or_insert_with(&self, k: K, f: impl FnOnce() -> V) -> V {
+        match self.get(&k) {
+            Some(v) => v,
+            None => self.get_or_insert(k, f()),
+        }
     }
 
     /// Inserts `k -> v` if `k` is absent or `pred(&old)` is true, atomically (`pred` runs

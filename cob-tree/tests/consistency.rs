@@ -56,25 +56,23 @@ fn run(cap: usize, start: Vec<u16>, ops: Vec<Op>, lo: u16, hi: u16) {
     };
     for op in ops {
         match op {
-            Op::Next if !done => match it.next() {
-                Some((k, v)) => {
+            // Not fused: a `None` ends nothing; later calls may find later inserts.
+            Op::Next => {
+                if let Some((k, v)) = it.next() {
                     check(k, v, &m, &mut seen);
                     assert!(front.is_none_or(|f| k > f), "front went back to {k}");
                     assert!(back.is_none_or(|b| k < b), "front passed the back at {k}");
                     front = Some(k);
                 }
-                None => done = true,
-            },
-            Op::NextBack if !done => match it.next_back() {
-                Some((k, v)) => {
+            }
+            Op::NextBack => {
+                if let Some((k, v)) = it.next_back() {
                     check(k, v, &m, &mut seen);
                     assert!(back.is_none_or(|b| k < b), "back went forward to {k}");
                     assert!(front.is_none_or(|f| k > f), "back passed the front at {k}");
                     back = Some(k);
                 }
-                None => done = true,
-            },
-            Op::Next | Op::NextBack => {}
+            }
             Op::Insert(k) => {
                 touched.insert(k);
                 assert_eq!(t.insert(k, u32::from(k) * 5), m.insert(k, u32::from(k) * 5));
@@ -173,4 +171,45 @@ fn a_key_removed_ahead_in_the_same_leaf_is_not_yielded() {
     });
     let want: Vec<u64> = [0, 1].into_iter().chain(4..=10).chain(12..36).collect();
     assert_eq!(keys, want);
+}
+
+/// Not fused, as SkipMap's iterators (its own `ordered_iter` test): after `None`, a later
+/// call yields what was inserted past the last key since, from either end, and the two
+/// ends still never overlap.
+fn resumes_after_none<K: Ord + Clone + core::fmt::Debug + 'static>(key: impl Fn(u32) -> K) {
+    let t: CobTree<K, u32> = CobTree::new();
+    t.insert(key(1), 1);
+    let mut it = t.iter();
+    assert_eq!(it.next(), Some((key(1), 1)));
+    assert_eq!(it.next(), None);
+    assert_eq!(it.next(), None);
+    t.insert(key(2), 2);
+    t.insert(key(0), 0); // behind the front: not yielded by it
+    assert_eq!(it.next(), Some((key(2), 2)));
+    assert_eq!(it.next(), None);
+    for i in 3..=5 {
+        t.insert(key(i), i);
+    }
+    assert_eq!(it.next_back(), Some((key(5), 5)));
+    assert_eq!(it.next(), Some((key(3), 3)));
+    assert_eq!(it.next_back(), Some((key(4), 4)));
+    assert_eq!(it.next(), None);
+    assert_eq!(it.next_back(), None);
+    // Between the two ends' last keys there is no room left: nothing is yielded twice.
+    t.insert(key(4), 40);
+    assert_eq!(it.next(), None);
+    assert_eq!(it.next_back(), None);
+    // A range resumes the same way, within its bounds.
+    let mut r = t.range(key(2)..key(9));
+    assert_eq!(r.by_ref().count(), 4);
+    t.insert(key(8), 8);
+    t.insert(key(9), 9);
+    assert_eq!(r.next(), Some((key(8), 8)));
+    assert_eq!(r.next(), None);
+}
+
+#[test]
+fn an_exhausted_iterator_resumes_with_later_inserts() {
+    resumes_after_none(|i| i as u16);
+    resumes_after_none(|i| format!("key{i:04}"));
 }
