@@ -1,6 +1,5 @@
 //! `crossbeam_skiplist::SkipMap`'s API, over [`CobTree`], so that crossbeam-skiplist's own
-//! `tests/map.rs` runs against cob-tree unchanged (`ci/compat-cob-tree.sh` builds this file
-//! as a crate named `crossbeam_skiplist`; the tests are fetched at run time, never committed).
+//! `tests/map.rs` runs against cob-tree unchanged (see `lib.rs`).
 //!
 //! Each method is one call of cob-tree's API. The one difference in kind: a SkipMap
 //! [`Entry`] borrows a node of the map, while cob-tree hands out copies, so an [`Entry`] here
@@ -162,6 +161,13 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> SkipMap<K, V> {
 
     pub fn clear(&self) {
         self.0.clear()
+    }
+}
+
+impl<K, V> Entry<'_, K, V> {
+    /// The key, without `key`'s bounds (for the set's `Deref`).
+    pub(crate) fn key_ref(&self) -> &K {
+        &self.key
     }
 }
 
