@@ -6,6 +6,7 @@ use crate::seeds::{AbClaim, Claim};
 
 pub mod alloc;
 pub mod group;
+pub mod mix;
 pub mod objects;
 pub mod std_strings;
 pub mod strings;

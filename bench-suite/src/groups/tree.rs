@@ -8,15 +8,15 @@
 
 use std::collections::BTreeMap;
 use std::sync::RwLock;
-use std::time::Instant;
 
 use cob_tree::CobTree;
 use crossbeam_skiplist::SkipMap;
 
-use crate::measure::{BenchError, BenchResult, Case, Ctx, Instrument, Stats};
+use crate::measure::{BenchResult, Case, Ctx, Instrument};
 use crate::seeds::{Claim, Ours};
 
 use super::group::Group;
+use super::mix::{self, xorshift};
 
 /// The group.
 pub const GROUP: Group = Group {
@@ -59,18 +59,7 @@ fn val(k: u64) -> u64 {
 /// `n` distinct pseudo-random keys (xorshift64 is a bijection, so no repeats).
 fn random_keys(n: usize, seed: u64) -> Vec<u64> {
     let mut x = seed | 1;
-    (0..n)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        })
-        .collect()
-}
-
-fn fail(case: &Case, e: String) -> BenchError {
-    BenchError(format!("self-check failed in {case}: {e}"))
+    (0..n).map(|_| xorshift(&mut x)).collect()
 }
 
 /// The single-threaded interface every peer gets (sorted Vec only where it makes sense).
@@ -556,48 +545,6 @@ impl Shared for Sorted {
 /// Runs `threads` threads of `ops` operations each on `m` (a fraction `write_pct` of them
 /// inserts of new keys) and returns million operations per second; every read checks its
 /// value and every read must find its key.
-fn sweep_once<S: Shared>(
-    m: &S,
-    keys: &[u64],
-    threads: usize,
-    ops: usize,
-    write_pct: u64,
-    round: u64,
-) -> Result<f64, String> {
-    let start = Instant::now();
-    let bad = std::thread::scope(|s| {
-        let hs: Vec<_> = (0..threads)
-            .map(|t| {
-                s.spawn(move || {
-                    let mut x = ((t as u64 + 1) * 0x9e37_79b9_7f4a_7c15) ^ round;
-                    let mut bad = 0usize;
-                    for _ in 0..ops {
-                        x ^= x << 13;
-                        x ^= x >> 7;
-                        x ^= x << 17;
-                        if x % 100 < write_pct {
-                            // A random key: mostly new (the map grows), its value `val(k)`.
-                            m.sput(x, val(x));
-                        } else {
-                            let k = keys[(x >> 11) as usize % keys.len()];
-                            if m.sget(k) != Some(val(k)) {
-                                bad += 1;
-                            }
-                        }
-                    }
-                    bad
-                })
-            })
-            .collect();
-        hs.into_iter().map(|h| h.join().unwrap()).sum::<usize>()
-    });
-    let secs = start.elapsed().as_secs_f64();
-    if bad > 0 {
-        return Err(format!("{bad} reads missed or saw a wrong value"));
-    }
-    Ok((threads * ops) as f64 / secs / 1e6)
-}
-
 fn sweep<S: Shared>(
     ctx: &mut Ctx<'_>,
     m: &S,
@@ -605,20 +552,19 @@ fn sweep<S: Shared>(
     op: &str,
     write_pct: u64,
 ) -> BenchResult {
-    let ops = if ctx.full() { 1_000_000 } else { 200_000 };
-    let samples = ctx.samples_or(if ctx.full() { 5 } else { 3 });
-    for t in ctx.threads_or(&[1, 2]) {
-        let case = Case::new(op, S::NAME, "threads", t as u64).baseline(RW);
-        if !ctx.sweep_point(&case) {
-            continue;
-        }
-        let mut v = Vec::with_capacity(samples);
-        for r in 0..samples {
-            v.push(sweep_once(m, keys, t, ops, write_pct, r as u64).map_err(|e| fail(&case, e))?);
-        }
-        ctx.record(&case, "Mops/s", false, Instrument::Time, Stats::of(&v));
-    }
-    Ok(())
+    let samples = if ctx.full() { 5 } else { 3 };
+    mix::sweep(ctx, op, S::NAME, RW, &[1, 2], samples, |t, ops, round| {
+        mix::mix_once(t, ops, round, |x| {
+            if xorshift(x) % 100 < write_pct {
+                // A random key: mostly new (the map grows), its value `val(k)`.
+                m.sput(*x, val(*x));
+                false
+            } else {
+                let k = keys[(*x >> 11) as usize % keys.len()];
+                m.sget(k) != Some(val(k))
+            }
+        })
+    })
 }
 
 fn run(ctx: &mut Ctx<'_>) -> BenchResult {

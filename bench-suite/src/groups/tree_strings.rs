@@ -8,12 +8,13 @@
 use std::collections::{BTreeMap, HashSet};
 use std::ops::Bound;
 use std::sync::RwLock;
-use std::time::Instant;
 
 use cob_tree::CobTree;
 use crossbeam_skiplist::SkipMap;
 
-use crate::measure::{BenchError, BenchResult, Case, Ctx, Instrument, Stats};
+use crate::measure::{BenchResult, Case, Ctx, Instrument};
+
+use super::mix::{self, xorshift};
 
 const COB: &str = "CobTree";
 const BT: &str = "BTreeMap";
@@ -28,13 +29,6 @@ const PROBES: usize = 100_000;
 const RANGES: usize = 10_000;
 /// Keys of the 2-thread mix.
 const MIX_KEYS: usize = 1_000_000;
-
-fn xorshift(x: &mut u64) -> u64 {
-    *x ^= *x << 13;
-    *x ^= *x >> 7;
-    *x ^= *x << 17;
-    *x
-}
 
 /// A random key of 8-32 bytes from `x` (letters and digits).
 fn key_from(x: &mut u64) -> String {
@@ -64,10 +58,6 @@ fn val(k: &str) -> u64 {
     k.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
         (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
     })
-}
-
-fn fail(case: &Case, e: String) -> BenchError {
-    BenchError(format!("self-check failed in {case}: {e}"))
 }
 
 trait Peer: Sized {
@@ -352,60 +342,28 @@ impl Shared for SkipMap<String, u64> {
 
 /// `threads` threads of `ops` operations on `m`, 20% inserts of fresh random keys, 80%
 /// reads of present keys (each checked); million operations per second.
-fn mix_once<S: Shared>(
-    m: &S,
-    keys: &[String],
-    threads: usize,
-    ops: usize,
-    round: u64,
-) -> Result<f64, String> {
-    let start = Instant::now();
-    let bad = std::thread::scope(|s| {
-        let hs: Vec<_> = (0..threads)
-            .map(|t| {
-                s.spawn(move || {
-                    let mut x = ((t as u64 + 1) * 0x9e37_79b9_7f4a_7c15) ^ (round << 32) | 1;
-                    let mut bad = 0usize;
-                    for _ in 0..ops {
-                        if xorshift(&mut x) % 100 < 20 {
-                            let k = key_from(&mut x);
-                            let v = val(&k);
-                            m.sput(k, v);
-                        } else {
-                            let k = &keys[(xorshift(&mut x) >> 11) as usize % keys.len()];
-                            if m.sget(k) != Some(val(k)) {
-                                bad += 1;
-                            }
-                        }
-                    }
-                    bad
-                })
-            })
-            .collect();
-        hs.into_iter().map(|h| h.join().unwrap()).sum::<usize>()
-    });
-    let secs = start.elapsed().as_secs_f64();
-    if bad > 0 {
-        return Err(format!("{bad} reads missed or saw a wrong value"));
-    }
-    Ok((threads * ops) as f64 / secs / 1e6)
-}
-
 fn mix<S: Shared>(ctx: &mut Ctx<'_>, m: &S, keys: &[String]) -> BenchResult {
-    let ops = if ctx.full() { 1_000_000 } else { 200_000 };
-    let samples = ctx.samples_or(3);
-    for t in ctx.threads_or(&[2]) {
-        let case = Case::new("str 80/20 sweep", S::NAME, "threads", t as u64).baseline(RW);
-        if !ctx.sweep_point(&case) {
-            continue;
-        }
-        let mut v = Vec::with_capacity(samples);
-        for r in 0..samples {
-            v.push(mix_once(m, keys, t, ops, r as u64).map_err(|e| fail(&case, e))?);
-        }
-        ctx.record(&case, "Mops/s", false, Instrument::Time, Stats::of(&v));
-    }
-    Ok(())
+    mix::sweep(
+        ctx,
+        "str 80/20 sweep",
+        S::NAME,
+        RW,
+        &[2],
+        3,
+        |t, ops, round| {
+            mix::mix_once(t, ops, round, |x| {
+                if xorshift(x) % 100 < 20 {
+                    let k = key_from(x);
+                    let v = val(&k);
+                    m.sput(k, v);
+                    false
+                } else {
+                    let k = &keys[(xorshift(x) >> 11) as usize % keys.len()];
+                    m.sget(k) != Some(val(k))
+                }
+            })
+        },
+    )
 }
 
 /// The series: single-threaded cases at each size, then the 2-thread mix at 1M keys.
