@@ -11,30 +11,11 @@ root=$PWD
 version=0.1.3
 work=${COMPAT_DIR:-$root/target/compat}/cob-tree
 rm -rf "$work"
-mkdir -p "$work/probe/src" "$work/suite/tests"
+mkdir -p "$work/suite/tests"
 
-# 1. Fetch the package: a throwaway crate that depends on it, then ask cargo where it is.
-cat > "$work/probe/Cargo.toml" <<TOML
-[package]
-name = "cob-tree-compat-probe"
-version = "0.0.0"
-edition = "2024"
-publish = false
-
-[dependencies]
-crossbeam-skiplist = "=$version"
-
-[workspace]
-TOML
-: > "$work/probe/src/lib.rs"
-(cd "$work/probe" && cargo fetch --quiet)
-manifest=$(cd "$work/probe" && cargo metadata --format-version 1 | python3 -c '
-import json, sys
-for p in json.load(sys.stdin)["packages"]:
-    if p["name"] == "crossbeam-skiplist":
-        print(p["manifest_path"])
-')
-upstream=$(dirname "$manifest")
+# 1. Fetch the package.
+source ci/fetch-crate.sh
+upstream=$(fetch_crate crossbeam-skiplist "$version" "$work/probe")
 for f in map set; do
   [ -f "$upstream/tests/$f.rs" ] || { echo "compat: no tests/$f.rs in $upstream"; exit 1; }
 done

@@ -14,30 +14,11 @@ root=$PWD
 version=0.8.0
 work=${COMPAT_DIR:-$root/target/compat}
 rm -rf "$work/probe" "$work/suite"
-mkdir -p "$work/probe/src" "$work/suite/src" "$work/suite/tests"
+mkdir -p "$work/suite/src" "$work/suite/tests"
 
-# 1. Fetch the package: a throwaway crate that depends on it, then ask cargo where it is.
-cat > "$work/probe/Cargo.toml" <<EOF
-[package]
-name = "lean-string-compat-probe"
-version = "0.0.0"
-edition = "2024"
-publish = false
-
-[dependencies]
-lean_string = "=$version"
-
-[workspace]
-EOF
-: > "$work/probe/src/lib.rs"
-(cd "$work/probe" && cargo fetch --quiet)
-manifest=$(cd "$work/probe" && cargo metadata --format-version 1 | python3 -c '
-import json, sys
-for p in json.load(sys.stdin)["packages"]:
-    if p["name"] == "lean_string":
-        print(p["manifest_path"])
-')
-upstream=$(dirname "$manifest")
+# 1. Fetch the package.
+source ci/fetch-crate.sh
+upstream=$(fetch_crate lean_string "$version" "$work/probe")
 [ -d "$upstream/tests" ] || { echo "compat: no tests/ in $upstream"; exit 1; }
 echo "compat: lean_string $version tests from $upstream"
 
