@@ -1,0 +1,51 @@
+//! Links the C ABI library (the cdylib) on Linux with `link/hot-text.ld`, which groups the
+//! code a program runs at the start of the text (fewer resident pages of the library).
+//! The rlib is not affected.
+
+use std::env;
+use std::path::PathBuf;
+use std::process::Command;
+
+/// Whether rustc links with its own lld: the default for x86_64-unknown-linux-gnu from
+/// Rust 1.90 on, unless the flags choose a linker. Only then may the script move the PLT
+/// (GNU ld refuses: its PLT unwind entries would overlap). A wrong `false` only leaves
+/// the PLT where it is.
+fn links_with_lld() -> bool {
+    if env::var("TARGET").as_deref() != Ok("x86_64-unknown-linux-gnu") {
+        return false;
+    }
+    let flags = env::var("CARGO_ENCODED_RUSTFLAGS").unwrap_or_default();
+    if ["fuse-ld", "linker-features", "linker-flavor"]
+        .iter()
+        .any(|f| flags.contains(f))
+    {
+        return false;
+    }
+    let rustc = env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
+    let Ok(out) = Command::new(rustc).arg("--version").output() else {
+        return false;
+    };
+    let text = String::from_utf8_lossy(&out.stdout);
+    // "rustc 1.91.0 (...)": the minor version.
+    let minor = text
+        .split_whitespace()
+        .nth(1)
+        .and_then(|v| v.split('.').nth(1))
+        .and_then(|m| m.parse::<u32>().ok());
+    matches!(minor, Some(m) if m >= 90) && text.contains("rustc 1.")
+}
+
+fn main() {
+    println!("cargo:rerun-if-changed=link/hot-text.ld");
+    println!("cargo:rerun-if-env-changed=CARGO_ENCODED_RUSTFLAGS");
+    if env::var("CARGO_CFG_TARGET_OS").as_deref() != Ok("linux") {
+        return;
+    }
+    let dir = PathBuf::from(env::var("CARGO_MANIFEST_DIR").expect("cargo sets it"));
+    let script = std::fs::read_to_string(dir.join("link/hot-text.ld"))
+        .expect("arena-alloc/link/hot-text.ld is readable");
+    let plt = if links_with_lld() { "*(.plt)" } else { "" };
+    let out = PathBuf::from(env::var("OUT_DIR").expect("cargo sets it")).join("hot-text.ld");
+    std::fs::write(&out, script.replace("/* PLT */", plt)).expect("OUT_DIR is writable");
+    println!("cargo:rustc-cdylib-link-arg=-Wl,-T,{}", out.display());
+}
