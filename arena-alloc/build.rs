@@ -1,10 +1,18 @@
 //! Links the C ABI library (the cdylib) on Linux with `link/hot-text.ld`, which groups the
 //! code a program runs at the start of the text (fewer resident pages of the library).
-//! The rlib is not affected.
+//! The rlib is not affected. The script needs GNU ld or lld (gold and mold cannot read
+//! it): with `-fuse-ld=` naming another linker in the flags, or with
+//! `ARENA_ALLOC_LINK_SCRIPT=0`, the library is linked without it.
 
 use std::env;
 use std::path::PathBuf;
 use std::process::Command;
+
+/// Which linker `-fuse-ld=` in the flags names, if any.
+fn fuse_ld(flags: &str) -> Option<&str> {
+    let at = flags.rfind("fuse-ld=")? + "fuse-ld=".len();
+    flags[at..].split(['\x1f', ' ']).next()
+}
 
 /// Whether rustc links with its own lld: the default for x86_64-unknown-linux-gnu from
 /// Rust 1.90 on, unless the flags choose a linker. Only then may the script move the PLT
@@ -38,7 +46,16 @@ fn links_with_lld() -> bool {
 fn main() {
     println!("cargo:rerun-if-changed=link/hot-text.ld");
     println!("cargo:rerun-if-env-changed=CARGO_ENCODED_RUSTFLAGS");
-    if env::var("CARGO_CFG_TARGET_OS").as_deref() != Ok("linux") {
+    println!("cargo:rerun-if-env-changed=ARENA_ALLOC_LINK_SCRIPT");
+    if env::var("CARGO_CFG_TARGET_OS").as_deref() != Ok("linux")
+        || env::var("ARENA_ALLOC_LINK_SCRIPT").as_deref() == Ok("0")
+    {
+        return;
+    }
+    let flags = env::var("CARGO_ENCODED_RUSTFLAGS").unwrap_or_default();
+    if let Some(ld) = fuse_ld(&flags)
+        && !matches!(ld, "bfd" | "lld")
+    {
         return;
     }
     let dir = PathBuf::from(env::var("CARGO_MANIFEST_DIR").expect("cargo sets it"));
