@@ -3,7 +3,9 @@
 //! (`get`, the in-leaf writes) go through it instead of recomputing the leaf's offset and
 //! checking bounds at every field.
 
-use super::{COUNT_MASK, FENCES, HI_INF, LO_NEG_INF, META, Pma, VERSION, copy_words, load, search};
+use super::{
+    COUNT_MASK, FENCES, HI_INF, LO_NEG_INF, META, Pma, VERSION, load, search, shift_down, shift_up,
+};
 use crate::key::Borrow;
 use crate::key::{Key, Pod};
 use crate::sync::{AtomicU64, Ordering};
@@ -168,9 +170,7 @@ impl<K: Key, V: Pod> Leaf<'_, K, V> {
     /// Puts `(k, v)` at slot `pos` of the `n` elements (the leaf has room).
     #[inline(always)]
     pub(crate) fn insert_at(&self, meta: u64, n: usize, pos: usize, k: K, v: V) {
-        let (kw, vw) = (K::WORDS, V::WORDS);
-        copy_words(self.ks, pos * kw, (pos + 1) * kw, (n - pos) * kw);
-        copy_words(self.vs, pos * vw, (pos + 1) * vw, (n - pos) * vw);
+        shift_up::<K, V>(self.ks, self.vs, pos, n);
         self.set_key(pos, k);
         self.set_val(pos, v);
         self.set_count(meta, n + 1);
@@ -180,9 +180,7 @@ impl<K: Key, V: Pod> Leaf<'_, K, V> {
     #[inline(always)]
     pub(crate) fn take(&self, meta: u64, n: usize, s: usize) -> (K, V) {
         let old = (self.key(s), self.val(s));
-        let (kw, vw) = (K::WORDS, V::WORDS);
-        copy_words(self.ks, (s + 1) * kw, s * kw, (n - s - 1) * kw);
-        copy_words(self.vs, (s + 1) * vw, s * vw, (n - s - 1) * vw);
+        shift_down::<K, V>(self.ks, self.vs, s, n);
         self.set_count(meta, n - 1);
         old
     }

@@ -702,27 +702,41 @@ fn span(store: &Store, start: usize, len: usize) -> &[AtomicU64] {
 /// The slot of the last of the first `n` (at least one) keys of `ks` that is `<= k`, or 0
 /// when every key is greater: a binary search without data-dependent branches (the
 /// comparison picks the next base with a conditional move), so an unpredictable key costs
-/// no mispredicted branch. The slot is below `n` whatever the keys hold, so a torn,
-/// unvalidated leaf can only give a wrong answer, which its version check then discards.
+/// no mispredicted branch. The first probe, at `n - p` (`p` the largest power of two
+/// `<= n`), leaves a power-of-two range `base..base + p`, which the rest halves with
+/// precomputed steps (no length bookkeeping: seven instructions a step instead of ten).
+/// The slot is below `n` whatever the keys hold, so a torn, unvalidated leaf can only give
+/// a wrong answer, which its version check then discards.
 #[inline(always)]
 fn search<K: Key + Borrow<Q>, Q: ?Sized + Ord>(ks: &[AtomicU64], n: usize, k: &Q) -> usize {
     let ks = &ks[..n * K::WORDS];
-    let (mut base, mut size) = (0, n);
-    while size > 1 {
-        let half = size / 2;
-        let mid = base + half;
-        // SAFETY: `base + size <= n` holds before the loop (`0 + n`) and after every step
-        // (`base` grows by at most `half` while `size` shrinks by exactly `half`), and
-        // `half < size`, so `mid < base + size <= n`: element `mid`'s `K::WORDS` words lie
-        // inside `ks`, which is exactly `n` elements long (sliced above). The check the
-        // compiler cannot elide here was a compare and branch per step, on every search.
-        let kw = unsafe { ks.get_unchecked(mid * K::WORDS..(mid + 1) * K::WORDS) };
+    let at = |i: usize| {
+        debug_assert!(i < n);
+        // SAFETY: every call below passes `i < n` (argued at each), and `ks` is exactly
+        // `n` elements of `K::WORDS` words (sliced above), so element `i` lies inside it.
+        // The check the compiler cannot elide here was a compare and branch per step, on
+        // every search.
+        let w = unsafe { ks.get_unchecked(i * K::WORDS..(i + 1) * K::WORDS) };
+        load::<K>(w, 0)
+    };
+    let p = 1usize << (usize::BITS - 1 - n.leading_zeros());
+    // `n >= 1`, so `1 <= p <= n` and `n - p < n`. The answer lies in `0..p` if the key at
+    // `n - p` is greater (then it is below `n - p < p`), else in `n - p..n`.
+    let mut base = if Borrow::<Q>::borrow(&at(n - p)) <= k {
+        n - p
+    } else {
+        0
+    };
+    // Invariant: the answer lies in `base..base + 2 * step` and `base + 2 * step <= n`,
+    // so the probe `base + step < n`.
+    let mut step = p / 2;
+    while step > 0 {
         base = core::hint::select_unpredictable(
-            Borrow::<Q>::borrow(&load::<K>(kw, 0)) <= k,
-            mid,
+            Borrow::<Q>::borrow(&at(base + step)) <= k,
+            base + step,
             base,
         );
-        size -= half;
+        step /= 2;
     }
     base
 }
@@ -781,6 +795,115 @@ fn copy_words(ws: &[AtomicU64], src: usize, dst: usize, len: usize) {
     }
 }
 
+/// Opens slot `pos` of a leaf holding `n < cap` elements: elements `pos..n` of the key
+/// words `ks` and the value words `vs` move up one slot, keys and values in one pass (an
+/// insert's shift, the largest cost of a random insert into a small map).
+#[inline(always)]
+fn shift_up<K: Pod, V: Pod>(ks: &[AtomicU64], vs: &[AtomicU64], pos: usize, n: usize) {
+    if K::WORDS != 1 || V::WORDS != 1 {
+        let (kw, vw) = (K::WORDS, V::WORDS);
+        copy_words(ks, pos * kw, (pos + 1) * kw, (n - pos) * kw);
+        copy_words(vs, pos * vw, (pos + 1) * vw, (n - pos) * vw);
+        return;
+    }
+    // One word each: element `e` of these slices moves to `e + 1`, highest first; each
+    // group of four is loaded whole before any of it is stored, so nothing is overwritten
+    // before it is read.
+    let (ks, vs) = (&ks[pos..=n], &vs[pos..=n]);
+    let m = n - pos;
+    // Unchecked: `ks` and `vs` are `m + 1` words long (sliced, checked, above), and every
+    // index used is at most `i <= m` (`i` starts at `m` and only falls). The bounds checks
+    // this skips were four compares and branches per group of four (the compiler cannot
+    // relate the falling `i` to the lengths), nearly doubling the shift's instructions.
+    let kat = |i: usize| {
+        debug_assert!(i <= m);
+        // SAFETY: see above.
+        unsafe { ks.get_unchecked(i) }
+    };
+    let vat = |i: usize| {
+        debug_assert!(i <= m);
+        // SAFETY: see above.
+        unsafe { vs.get_unchecked(i) }
+    };
+    let mut i = m;
+    while i >= 4 {
+        let k = [
+            kat(i - 1).load(Ordering::Relaxed),
+            kat(i - 2).load(Ordering::Relaxed),
+            kat(i - 3).load(Ordering::Relaxed),
+            kat(i - 4).load(Ordering::Relaxed),
+        ];
+        let v = [
+            vat(i - 1).load(Ordering::Relaxed),
+            vat(i - 2).load(Ordering::Relaxed),
+            vat(i - 3).load(Ordering::Relaxed),
+            vat(i - 4).load(Ordering::Relaxed),
+        ];
+        for (d, (k, v)) in k.into_iter().zip(v).enumerate() {
+            kat(i - d).store(k, Ordering::Relaxed);
+            vat(i - d).store(v, Ordering::Relaxed);
+        }
+        i -= 4;
+    }
+    while i > 0 {
+        kat(i).store(kat(i - 1).load(Ordering::Relaxed), Ordering::Relaxed);
+        vat(i).store(vat(i - 1).load(Ordering::Relaxed), Ordering::Relaxed);
+        i -= 1;
+    }
+}
+
+/// Closes slot `s` of a leaf holding `n > s` elements: elements `s + 1..n` move down one
+/// slot, keys and values in one pass (a remove's shift; see [`shift_up`]).
+#[inline(always)]
+fn shift_down<K: Pod, V: Pod>(ks: &[AtomicU64], vs: &[AtomicU64], s: usize, n: usize) {
+    if K::WORDS != 1 || V::WORDS != 1 {
+        let (kw, vw) = (K::WORDS, V::WORDS);
+        copy_words(ks, (s + 1) * kw, s * kw, (n - s - 1) * kw);
+        copy_words(vs, (s + 1) * vw, s * vw, (n - s - 1) * vw);
+        return;
+    }
+    // Element `e + 1` of these slices moves to `e`, lowest first, four at a time.
+    let (ks, vs) = (&ks[s..n], &vs[s..n]);
+    let m = ks.len();
+    // Unchecked: `ks` and `vs` are `m` words long (sliced, checked, above), and every index
+    // used is below `m`: the loops run only while `i + 4 < m` and `i + 1 < m`.
+    let kat = |i: usize| {
+        debug_assert!(i < m);
+        // SAFETY: see above.
+        unsafe { ks.get_unchecked(i) }
+    };
+    let vat = |i: usize| {
+        debug_assert!(i < m);
+        // SAFETY: see above.
+        unsafe { vs.get_unchecked(i) }
+    };
+    let mut i = 0;
+    while i + 4 < m {
+        let k = [
+            kat(i + 1).load(Ordering::Relaxed),
+            kat(i + 2).load(Ordering::Relaxed),
+            kat(i + 3).load(Ordering::Relaxed),
+            kat(i + 4).load(Ordering::Relaxed),
+        ];
+        let v = [
+            vat(i + 1).load(Ordering::Relaxed),
+            vat(i + 2).load(Ordering::Relaxed),
+            vat(i + 3).load(Ordering::Relaxed),
+            vat(i + 4).load(Ordering::Relaxed),
+        ];
+        for (d, (k, v)) in k.into_iter().zip(v).enumerate() {
+            kat(i + d).store(k, Ordering::Relaxed);
+            vat(i + d).store(v, Ordering::Relaxed);
+        }
+        i += 4;
+    }
+    while i + 1 < m {
+        kat(i).store(kat(i + 1).load(Ordering::Relaxed), Ordering::Relaxed);
+        vat(i).store(vat(i + 1).load(Ordering::Relaxed), Ordering::Relaxed);
+        i += 1;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -812,6 +935,54 @@ mod tests {
                 Cmp::Equal,
                 "key {k} leaf {j}"
             );
+        }
+    }
+
+    #[test]
+    fn search_is_last_at_most() {
+        // Every length a leaf can have here, every key between and beside the stored ones.
+        let top: u64 = if cfg!(miri) { 9 } else { 70 };
+        for n in 1..=top {
+            let ks: Vec<AtomicU64> = (0..n).map(|i| AtomicU64::new(10 * i + 10)).collect();
+            for k in 0..10 * n + 20 {
+                let want = (0..n as usize)
+                    .rev()
+                    .find(|&i| 10 * i as u64 + 10 <= k)
+                    .unwrap_or(0);
+                let got = search::<Inl<u64>, Inl<u64>>(&ks, n as usize, &Inl::new(k));
+                assert_eq!(got, want, "n {n} k {k}");
+            }
+        }
+    }
+
+    #[test]
+    fn shifts_move_one_slot() {
+        const N: usize = if cfg!(miri) { 7 } else { 13 };
+        for n in 0..N {
+            for pos in 0..=n {
+                let init = |base: u64| -> Vec<AtomicU64> {
+                    (0..=N as u64).map(|i| AtomicU64::new(base + i)).collect()
+                };
+                let get = |ws: &[AtomicU64]| -> Vec<u64> {
+                    ws.iter().map(|w| w.load(Ordering::Relaxed)).collect()
+                };
+                let (ks, vs) = (init(100), init(200));
+                shift_up::<Inl<u64>, Inl<u64>>(&ks, &vs, pos, n);
+                let mut want: Vec<u64> = (100..=100 + N as u64).collect();
+                want.copy_within(pos..n, pos + 1);
+                assert_eq!(get(&ks), want, "up: pos {pos} n {n}");
+                let want_v: Vec<u64> = want.iter().map(|w| w + 100).collect();
+                assert_eq!(get(&vs), want_v, "up: pos {pos} n {n}");
+                if pos < n {
+                    let (ks, vs) = (init(100), init(200));
+                    shift_down::<Inl<u64>, Inl<u64>>(&ks, &vs, pos, n);
+                    let mut want: Vec<u64> = (100..=100 + N as u64).collect();
+                    want.copy_within(pos + 1..n, pos);
+                    assert_eq!(get(&ks), want, "down: pos {pos} n {n}");
+                    let want_v: Vec<u64> = want.iter().map(|w| w + 100).collect();
+                    assert_eq!(get(&vs), want_v, "down: pos {pos} n {n}");
+                }
+            }
         }
     }
 
