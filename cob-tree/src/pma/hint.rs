@@ -5,7 +5,7 @@ use crate::sync::AtomicU64;
 #[cfg(not(loom))]
 use core::ptr::NonNull;
 #[cfg(not(loom))]
-use std::alloc::{Layout, alloc, alloc_zeroed, dealloc, handle_alloc_error};
+use std::alloc::{Layout, alloc_zeroed, dealloc, handle_alloc_error};
 
 /// Asks the CPU to start loading the cache line holding word `i` of `ws`, where `i` may
 /// lie past the end of `ws` (a descent prefetches blocks below the last level without a
@@ -24,14 +24,6 @@ pub(crate) fn prefetch_at(ws: &[AtomicU64], i: usize) {
     #[cfg(not(all(target_arch = "x86_64", not(any(loom, miri)))))]
     let _ = (ws, i);
 }
-
-/// Allocations up to this many bytes are zeroed here, a word store per word after a plain
-/// `alloc`, instead of by `calloc`: a small array is recycled heap memory, which `calloc`
-/// clears with glibc's `memset` (`rep stosb` from 2 KiB, which callgrind counts as one
-/// instruction per byte: 64 of the 615 per random insert at 1,000 keys). Larger arrays
-/// keep `calloc`, which takes fresh pages from the OS already zero.
-#[cfg(not(loom))]
-pub(crate) const ZERO_BY_STORES_MAX: usize = 256 << 10;
 
 /// `n` (at least one) cache lines of zeroed atomics, owned: one zeroed allocation from
 /// the global allocator.
@@ -71,14 +63,8 @@ impl Lines {
             .and_then(|b| b.checked_add(super::CACHE_LINE - ALIGN))
             .expect("CobTree array size overflows");
         let layout = Layout::from_size_align(bytes, ALIGN).expect("CobTree array size overflows");
-        let by_stores = bytes <= ZERO_BY_STORES_MAX;
-        let raw = if by_stores {
-            // SAFETY: `layout` has non-zero size (at least one line).
-            unsafe { alloc(layout) }
-        } else {
-            // SAFETY: as above.
-            unsafe { alloc_zeroed(layout) }
-        };
+        // SAFETY: `layout` has non-zero size (at least one line).
+        let raw = unsafe { alloc_zeroed(layout) };
         let Some(raw) = NonNull::new(raw) else {
             handle_alloc_error(layout)
         };
@@ -87,19 +73,6 @@ impl Lines {
         // SAFETY: `raw` is 16-aligned, so `off <= CACHE_LINE - ALIGN`, and
         // `off + n * CACHE_LINE <= bytes`: the result stays inside the allocation.
         let lines = unsafe { raw.add(off) }.cast::<super::Line>();
-        if by_stores {
-            let words = lines.as_ptr().cast::<u64>();
-            for line in 0..n {
-                for w in 0..super::WORDS_PER_LINE {
-                    let word = words.wrapping_add(line * super::WORDS_PER_LINE + w);
-                    // SAFETY: word `w` of line `line < n` lies inside the allocation
-                    // (above), 8-aligned (the lines are 64-aligned); nothing else can reach
-                    // this fresh allocation yet. Volatile only so the compiler keeps the
-                    // word stores instead of calling `memset` (see `ZERO_BY_STORES_MAX`).
-                    unsafe { word.write_volatile(0) };
-                }
-            }
-        }
         advise_huge(lines.as_ptr().cast(), n * super::CACHE_LINE);
         Lines {
             raw,
@@ -161,7 +134,7 @@ impl Lines {
         // `start <= total` was checked above, so the offset stays inside it.
         let first = unsafe { self.lines.as_ptr().cast::<AtomicU64>().add(start) };
         // SAFETY: `first` and the `len <= total - start` words after it are inside that
-        // allocation (checked above). That memory was zeroed in `zeroed`, all-zero bytes are a valid
+        // allocation (checked above). That memory came zeroed, all-zero bytes are a valid
         // `AtomicU64`, and it is only ever changed through these atomics; the borrow is
         // tied to `&self`, so it ends before `drop` frees the allocation.
         unsafe { core::slice::from_raw_parts(first, len) }
@@ -171,8 +144,7 @@ impl Lines {
 #[cfg(not(loom))]
 impl Drop for Lines {
     fn drop(&mut self) {
-        // SAFETY: `raw` was returned by `alloc(self.layout)` or `alloc_zeroed(self.layout)`
-        // and is freed only here.
+        // SAFETY: `raw` was returned by `alloc_zeroed(self.layout)` and is freed only here.
         unsafe { dealloc(self.raw.as_ptr(), self.layout) }
     }
 }
