@@ -147,6 +147,16 @@ where
             Walks::Copies(r) => r.next().map(|e| Entry(Inner::Own(e))),
         }
     }
+
+    /// The walks' own internal iteration (the boxed one walks the core's runs in a tight
+    /// loop).
+    #[inline]
+    fn fold<B, F: FnMut(B, Entry<'g, K, V>) -> B>(self, init: B, mut f: F) -> B {
+        match self.0 {
+            Walks::Boxed(w) => w.fold(init, |a, e| f(a, Entry(Inner::Ref(e)))),
+            Walks::Copies(r) => r.fold(init, |a, e| f(a, Entry(Inner::Own(e)))),
+        }
+    }
 }
 
 impl<'g, Q, R, K, V> DoubleEndedIterator for PinnedRange<'g, Q, R, K, V>

@@ -28,15 +28,44 @@ type Prefixes<'a> = crate::iter::Range<
 /// Buckets copied per pin by [`Range`].
 const BATCH: usize = 32;
 
-/// What both iterators share: the prefixes and the range.
+/// What both iterators share: the prefixes and how to read a bucket.
 struct Walker<'a, Q: ?Sized, R, K, V> {
-    map: &'a BoxMap<K, V>,
     prefixes: Prefixes<'a>,
+    cut: Cut<'a, Q, R, K, V>,
+}
+
+/// How a walker reads a bucket: the map and the range.
+struct Cut<'a, Q: ?Sized, R, K, V> {
+    map: &'a BoxMap<K, V>,
     range: R,
     /// The prefixes of the bounds: only their buckets need cutting to the range.
     lo: Option<u64>,
     hi: Option<u64>,
     _q: core::marker::PhantomData<fn(&Q)>,
+}
+
+impl<'a, Q, R, K, V> Cut<'a, Q, R, K, V>
+where
+    Q: ?Sized + Ord + 'static,
+    R: RangeBounds<Q>,
+    K: Ord + Clone + Borrow<Q> + 'static,
+    V: Clone + 'static,
+{
+    /// The entries in the range of the bucket of prefix `p` in slot `s` (`None`: none,
+    /// or the slot now holds another prefix: `p` was removed after the core yielded it).
+    #[inline(always)]
+    fn entries<'g>(&self, p: u64, s: u64, g: &'g Guard) -> Option<&'g [(K, V)]>
+    where
+        'a: 'g,
+    {
+        let mut e = self.map.node(p, s, g)?.entries();
+        if Some(p) == self.lo || Some(p) == self.hi {
+            let a = e.partition_point(|(k, _)| in_bounds(k, &self.range) == Cmp::Less);
+            let b = e.partition_point(|(k, _)| in_bounds(k, &self.range) != Cmp::Greater);
+            e = &e[a..b.max(a)];
+        }
+        (!e.is_empty()).then_some(e)
+    }
 }
 
 impl<'a, Q, R, K, V> Walker<'a, Q, R, K, V>
@@ -59,12 +88,14 @@ where
         };
         let b = |p: Option<u64>| p.map_or(Bound::Unbounded, |p| Bound::Included(Inl::new(p)));
         Walker {
-            map,
             prefixes: crate::iter::Range::new(&map.index, (b(lo), b(hi))),
-            range,
-            lo,
-            hi,
-            _q: core::marker::PhantomData,
+            cut: Cut {
+                map,
+                range,
+                lo,
+                hi,
+                _q: core::marker::PhantomData,
+            },
         }
     }
 
@@ -81,20 +112,42 @@ where
             } else {
                 self.prefixes.next()
             }?;
-            let p = p.get();
-            let Some(node) = self.map.node(p, s.get(), g) else {
-                continue;
-            };
-            let mut e = node.entries();
-            if Some(p) == self.lo || Some(p) == self.hi {
-                let a = e.partition_point(|(k, _)| in_bounds(k, &self.range) == Cmp::Less);
-                let b = e.partition_point(|(k, _)| in_bounds(k, &self.range) != Cmp::Greater);
-                e = &e[a..b.max(a)];
-            }
-            if !e.is_empty() {
+            if let Some(e) = self.cut.entries(p.get(), s.get(), g) {
                 return Some(e);
             }
         }
+    }
+
+    /// Feeds every entry left between the two ends to `f`, in order: the core's internal
+    /// iteration of the prefixes (a tight loop over each leaf's run, every prefix validated
+    /// as `next` validates it), each bucket read as [`Self::bucket`] reads it.
+    #[inline]
+    fn fold<'g, B>(self, g: &'g Guard, init: B, mut f: impl FnMut(B, &'g (K, V)) -> B) -> B
+    where
+        'a: 'g,
+    {
+        let Walker { prefixes, cut } = self;
+        if cut.lo.is_none() && cut.hi.is_none() {
+            // No bucket to cut (the whole map): a node's entries are never empty.
+            let map = cut.map;
+            return prefixes.fold(init, |acc, (p, s)| match map.node(p.get(), s.get(), g) {
+                Some(n) => feed(n.entries(), acc, &mut f),
+                None => acc,
+            });
+        }
+        prefixes.fold(init, |acc, (p, s)| match cut.entries(p.get(), s.get(), g) {
+            Some(e) => feed(e, acc, &mut f),
+            None => acc,
+        })
+    }
+}
+
+/// `f` of every entry of `e`, in order; a one-entry bucket (the usual case) without a loop.
+#[inline(always)]
+fn feed<'g, K, V, B>(e: &'g [(K, V)], acc: B, f: &mut impl FnMut(B, &'g (K, V)) -> B) -> B {
+    match e {
+        [one] => f(acc, one),
+        _ => e.iter().fold(acc, f),
     }
 }
 
@@ -143,6 +196,15 @@ where
                 None => return self.back.next(),
             }
         }
+    }
+
+    /// The front bucket's rest, then the buckets between the ends in one internal
+    /// iteration of the core (no per-element refill test), then the back bucket's rest.
+    #[inline]
+    fn fold<B, F: FnMut(B, &'g (K, V)) -> B>(self, init: B, mut f: F) -> B {
+        let acc = self.front.fold(init, &mut f);
+        let acc = self.walker.fold(self.guard, acc, &mut f);
+        self.back.fold(acc, f)
     }
 }
 
