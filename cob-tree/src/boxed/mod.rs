@@ -28,8 +28,10 @@ use core::cmp::Ordering as Cmp;
 pub(crate) struct BoxMap<K, V> {
     pub(crate) index: Map<Inl<u64, 1>, Inl<u64, 1>>,
     pub(crate) slab: Slab<K, V>,
-    /// Entries (the core counts prefixes); a wrapping signed count.
-    len: AtomicU64,
+    /// Entries beyond the first of each bucket (the core counts the buckets, i.e. the
+    /// prefixes), a wrapping signed count: a key with a prefix of its own, the usual case,
+    /// moves only the core's (striped) count.
+    extra: AtomicU64,
     /// The user's order-preserving prefix function, if the map was made with one.
     pub(crate) pfx: Option<fn(&K) -> u64>,
 }
@@ -53,17 +55,18 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> BoxMap<K, V> {
         BoxMap {
             index: Map::new(leaves, cap),
             slab: Slab::new(),
-            len: AtomicU64::new(0),
+            extra: AtomicU64::new(0),
             pfx,
         }
     }
 
-    fn add_len(&self, d: i64) {
-        self.len.fetch_add(d as u64, Ordering::Relaxed);
+    fn add_extra(&self, d: i64) {
+        self.extra.fetch_add(d as u64, Ordering::Relaxed);
     }
 
     pub(crate) fn len(&self) -> usize {
-        usize::try_from(self.len.load(Ordering::Relaxed) as i64).unwrap_or(0)
+        let extra = self.extra.load(Ordering::Relaxed) as i64;
+        usize::try_from((self.index.len() as i64).wrapping_add(extra)).unwrap_or(0)
     }
 
     pub(crate) fn heap_bytes(&self) -> usize {
@@ -123,6 +126,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> BoxMap<K, V> {
     pub(crate) fn upsert<R>(&self, k: K, f: impl FnOnce(Option<&V>) -> (Option<V>, R)) -> R {
         let p = self.prefix_of::<K>(&k);
         let mut out = None;
+        // An entry added to a bucket that was there (a new bucket is the core's count).
         let mut added = false;
         self.index.upsert(Inl::new(p), |cur| match cur {
             Some(s) => {
@@ -163,12 +167,11 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> BoxMap<K, V> {
                 let (v, r) = f(None);
                 out = Some(r);
                 let v = v?;
-                added = true;
                 Some(Inl::new(self.slab.alloc(Node::one(p, (k, v)))))
             }
         });
         if added {
-            self.add_len(1);
+            self.add_extra(1);
         }
         out.expect("CobTree: upsert ran its closure")
     }
@@ -212,7 +215,8 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> BoxMap<K, V> {
             let Some(n) = f(e) else {
                 return false;
             };
-            d = n.len() as i64 - e.len() as i64;
+            // A bucket left empty takes its first entry out of the core's count.
+            d = n.len().max(1) as i64 - e.len() as i64;
             if n.is_empty() {
                 return true;
             }
@@ -223,7 +227,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> BoxMap<K, V> {
             self.slab.release(s.get());
         }
         if d != 0 {
-            self.add_len(d);
+            self.add_extra(d);
         }
     }
 
@@ -294,7 +298,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> BoxMap<K, V> {
                 out.append(&mut n.into_entries());
             }
         }
-        self.len.store(0, Ordering::Relaxed);
+        self.extra.store(0, Ordering::Relaxed);
         out
     }
 }

@@ -8,6 +8,11 @@
 //! of doubling size, each made once (`OnceLock`), so finding a slot is two loads and no
 //! chunk ever moves.
 //!
+//! Nodes live in a pool of cells of the same chunked shape (not one allocation each): a
+//! cell is written once when its node is made, and goes back to the pool only after its
+//! node was reclaimed (no reader can hold it any more), so a reader never sees a cell
+//! being rewritten. The pool's chunks are freed only with the map.
+//!
 //! A node is never changed once published: a writer (serialised with every other writer
 //! of the prefix by the core leaf that owns it) builds a new node and swaps it in, then
 //! retires the old one to [`Limbo`]. Readers load a slot's pointer under a [`Guard`]
@@ -16,10 +21,10 @@
 // The word core's epoch pin: under loom/Miri it protects nothing, since nodes, like arrays,
 // are then freed only when the map drops.
 use super::{Guard, pin};
-use crate::sync::{AtomicBool, AtomicPtr, Ordering, lock_std};
+use crate::sync::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering, lock_std};
 use std::sync::{Arc, Mutex, OnceLock};
 
-/// Slots in the first chunk; chunk `c` has `FIRST_CHUNK << c`.
+/// Slots (and cells) in the first chunk; chunk `c` has `FIRST_CHUNK << c`.
 pub const FIRST_CHUNK: usize = 16;
 /// Chunks (enough for `FIRST_CHUNK * (2^CHUNKS - 1)` slots).
 const CHUNKS: usize = 40;
@@ -38,23 +43,23 @@ pub(crate) struct Node<K, V> {
 }
 
 impl<K, V> Node<K, V> {
-    /// A node of `prefix` holding the one entry `e` (one allocation).
-    pub(crate) fn one(prefix: u64, e: (K, V)) -> Box<Self> {
-        Box::new(Node {
+    /// A node of `prefix` holding the one entry `e` (no allocation of its own).
+    pub(crate) fn one(prefix: u64, e: (K, V)) -> Self {
+        Node {
             prefix,
             entries: Entries::One(e),
-        })
+        }
     }
 
     /// A node of `prefix` holding `e` (sorted, not empty).
-    pub(crate) fn new(prefix: u64, mut e: Vec<(K, V)>) -> Box<Self> {
+    pub(crate) fn new(prefix: u64, mut e: Vec<(K, V)>) -> Self {
         debug_assert!(!e.is_empty());
         let entries = if e.len() == 1 {
             Entries::One(e.pop().expect("one entry"))
         } else {
             Entries::Many(e.into_boxed_slice())
         };
-        Box::new(Node { prefix, entries })
+        Node { prefix, entries }
     }
 
     #[inline(always)]
@@ -73,30 +78,34 @@ impl<K, V> Node<K, V> {
         }
     }
 
-    fn bytes(&self) -> usize {
-        let many = match &self.entries {
+    /// Bytes the node owns outside its cell (a shared bucket's entries).
+    fn own_bytes(&self) -> usize {
+        match &self.entries {
             Entries::One(_) => 0,
             Entries::Many(b) => core::mem::size_of_val(&**b),
-        };
-        core::mem::size_of::<Self>() + many
+        }
     }
 }
 
-/// One chunk of slots.
-type Chunk<K, V> = Box<[AtomicPtr<Node<K, V>>]>;
+/// Where one node may live: written once by the pool's owner of the cell, then only read
+/// until the node is reclaimed.
+struct Cell<K, V>(core::cell::UnsafeCell<core::mem::MaybeUninit<Node<K, V>>>);
 
-pub(crate) struct Slab<K, V> {
-    chunks: [OnceLock<Chunk<K, V>>; CHUNKS],
-    /// Free slots, and the number of slots ever handed out.
-    free: Mutex<(Vec<u64>, u64)>,
-    limbo: Limbo<K, V>,
-    /// The slots own their nodes, and readers on other threads get `&K`/`&V` while
-    /// writers on other threads clone and drop them: `Send` when `K` and `V` are, `Sync`
-    /// when they are `Send + Sync` (exactly `RwLock<(K, V)>`'s auto traits).
-    _owns: core::marker::PhantomData<std::sync::RwLock<(K, V)>>,
+// SAFETY: a cell is written only by the one thread that owns it (`Slab::store`: a cell is
+// handed out once, and only after no reader can hold the node it last held) and otherwise
+// only read; its node's keys and values are reached through the slab, whose auto traits
+// follow `K` and `V` (`_owns`), so the cell itself adds no cross-thread access of its own.
+unsafe impl<K, V> Sync for Cell<K, V> {}
+// SAFETY: as above; a cell's contents are dropped only by `Retired` or the slab's drop.
+unsafe impl<K, V> Send for Cell<K, V> {}
+
+/// Elements in chunks of doubling size, each made once and never moved or freed before
+/// the whole `Chunked` drops (which drops the elements as `T`: cells drop nothing).
+struct Chunked<T> {
+    chunks: [OnceLock<Box<[T]>>; CHUNKS],
 }
 
-/// Chunk and offset of slot `s`.
+/// Chunk and offset of element `s`.
 #[inline(always)]
 fn place(s: u64) -> (usize, usize) {
     let i = s as usize / FIRST_CHUNK + 1;
@@ -104,11 +113,126 @@ fn place(s: u64) -> (usize, usize) {
     (c, s as usize - FIRST_CHUNK * ((1 << c) - 1))
 }
 
+impl<T> Chunked<T> {
+    fn new() -> Self {
+        Chunked {
+            chunks: [const { OnceLock::new() }; CHUNKS],
+        }
+    }
+
+    /// Element `s`, which must have been made (by [`Self::make`]).
+    #[inline(always)]
+    fn at(&self, s: u64) -> &T {
+        let (c, o) = place(s);
+        &self.chunks[c]
+            .get()
+            .expect("CobTree: slot of an unmade chunk")[o]
+    }
+
+    /// Element `s`, making its chunk (every element `init()`) if it is not made yet.
+    #[inline(always)]
+    fn make(&self, s: u64, init: impl Fn() -> T) -> &T {
+        let (c, o) = place(s);
+        &self.chunks[c].get_or_init(|| (0..FIRST_CHUNK << c).map(|_| init()).collect())[o]
+    }
+
+    fn made(&self) -> impl Iterator<Item = &[T]> {
+        self.chunks.iter().filter_map(|c| c.get().map(|b| &**b))
+    }
+
+    fn made_mut(&mut self) -> impl Iterator<Item = &mut [T]> {
+        self.chunks
+            .iter_mut()
+            .filter_map(|c| c.get_mut().map(|b| &mut **b))
+    }
+}
+
+/// Numbers handed out once each: fresh ones from a count, returned ones from a list.
+struct Numbers<T> {
+    /// Returned items, reused first.
+    free: Mutex<Vec<T>>,
+    /// How many `free` holds, written under its lock: while it reads 0, `take` counts a
+    /// fresh number without locking (a stale 0 only costs a fresh number).
+    free_len: AtomicUsize,
+    /// Fresh numbers handed out so far.
+    next: AtomicU64,
+}
+
+/// What [`Numbers::take`] gave: a returned item or a fresh number.
+enum Got<T> {
+    Reused(T),
+    Fresh(u64),
+}
+
+impl<T> Numbers<T> {
+    fn new() -> Self {
+        Numbers {
+            free: Mutex::new(Vec::new()),
+            free_len: AtomicUsize::new(0),
+            next: AtomicU64::new(0),
+        }
+    }
+
+    /// An item no one else has: by the count's read-modify-write, or by a pop under the
+    /// list's lock (which also orders it after the `give` that pushed it).
+    #[inline(always)]
+    fn take(&self) -> Got<T> {
+        if self.free_len.load(Ordering::Relaxed) != 0 {
+            let mut f = lock_std(&self.free);
+            let t = f.pop();
+            self.free_len.store(f.len(), Ordering::Relaxed);
+            if let Some(t) = t {
+                return Got::Reused(t);
+            }
+        }
+        Got::Fresh(self.next.fetch_add(1, Ordering::Relaxed))
+    }
+
+    fn give(&self, t: T) {
+        let mut f = lock_std(&self.free);
+        f.push(t);
+        self.free_len.store(f.len(), Ordering::Relaxed);
+    }
+
+    fn give_all(&self, ts: impl IntoIterator<Item = T>) {
+        let mut f = lock_std(&self.free);
+        f.extend(ts);
+        self.free_len.store(f.len(), Ordering::Relaxed);
+    }
+}
+
+/// A node's place in the pool (a cell), whether it holds a node or not.
+struct CellPtr<K, V>(core::ptr::NonNull<Node<K, V>>);
+
+// SAFETY: a `CellPtr` in the free list or in `Limbo` is only an address in the pool's
+// chunks; whoever takes it from there owns the cell (the list hands it out once), and the
+// node it may hold is `Retired`'s to drop. Sending or sharing the address sends no `K` or
+// `V` by itself; the slab's own auto traits follow `K` and `V` (`_owns`).
+unsafe impl<K, V> Send for CellPtr<K, V> {}
+// SAFETY: as above.
+unsafe impl<K, V> Sync for CellPtr<K, V> {}
+
+pub(crate) struct Slab<K, V> {
+    slots: Chunked<AtomicPtr<Node<K, V>>>,
+    /// Free slots (their prefixes were removed), and the count of slots.
+    slot_numbers: Numbers<u64>,
+    /// The nodes' cells, and the cells whose nodes were reclaimed.
+    cells: Chunked<Cell<K, V>>,
+    free_cells: Numbers<CellPtr<K, V>>,
+    limbo: Limbo<K, V>,
+    /// The slots own their nodes, and readers on other threads get `&K`/`&V` while
+    /// writers on other threads clone and drop them: `Send` when `K` and `V` are, `Sync`
+    /// when they are `Send + Sync` (exactly `RwLock<(K, V)>`'s auto traits).
+    _owns: core::marker::PhantomData<std::sync::RwLock<(K, V)>>,
+}
+
 impl<K, V> Slab<K, V> {
     pub(crate) fn new() -> Self {
         Slab {
-            chunks: [const { OnceLock::new() }; CHUNKS],
-            free: Mutex::new((Vec::new(), 0)),
+            slots: Chunked::new(),
+            slot_numbers: Numbers::new(),
+            cells: Chunked::new(),
+            free_cells: Numbers::new(),
             limbo: Limbo::new(),
             _owns: core::marker::PhantomData,
         }
@@ -116,55 +240,73 @@ impl<K, V> Slab<K, V> {
 
     #[inline(always)]
     fn slot(&self, s: u64) -> &AtomicPtr<Node<K, V>> {
-        let (c, o) = place(s);
         // Every slot number in the map was handed out by `alloc`, which made its chunk.
-        &self.chunks[c]
-            .get()
-            .expect("CobTree: slot of an unmade chunk")[o]
+        self.slots.at(s)
     }
 
     /// The node in slot `s` now (`None`: the slot is free), valid while `_g` lives.
     #[inline(always)]
     pub(crate) fn load<'g>(&'g self, s: u64, _g: &'g Guard) -> Option<&'g Node<K, V>> {
         let p = self.slot(s).load(Ordering::Acquire);
-        // SAFETY: a non-null slot pointer is a `Box<Node>` published by `alloc`/`replace`
-        // (release stores, matched by the acquire load above, so the node's contents are
-        // visible). A node is freed only (a) when the map drops, which needs it owned, so
-        // not while `self` is borrowed, or (b) by `Limbo::collect`, after crossbeam-epoch
-        // reported that every thread pinned when the node was unlinked from its slot has
-        // unpinned; this thread was pinned (`_g`) before it loaded `p`, so either the
-        // unlink came after its pin or it could not have loaded `p`. Nodes are never
-        // written after publication, so a shared reference is sound.
+        // SAFETY: a non-null slot pointer points to a cell of `self.cells` into which
+        // `store` wrote a node before publishing it (release stores, matched by the
+        // acquire load above, so the node's contents are visible). The cells' chunks are
+        // freed only when the map drops, which needs it owned, so not while `self` is
+        // borrowed. A node is dropped, and its cell reused, only (a) when the map drops,
+        // or (b) by `Slab::retire`, after crossbeam-epoch reported that every thread
+        // pinned when the node was unlinked from its slot has unpinned; this thread was
+        // pinned (`_g`) before it loaded `p`, so either the unlink came after its pin or
+        // it could not have loaded `p`. Nodes are never written after publication, so a
+        // shared reference is sound.
         unsafe { p.as_ref() }
     }
 
-    /// A free slot, now holding `node`.
-    pub(crate) fn alloc(&self, node: Box<Node<K, V>>) -> u64 {
-        let s = {
-            let mut f = lock_std(&self.free);
-            match f.0.pop() {
-                Some(s) => s,
-                None => {
-                    f.1 += 1;
-                    f.1 - 1
-                }
+    /// `node` written into a cell of the pool that this call alone owns.
+    #[inline(always)]
+    fn store(&self, node: Node<K, V>) -> *mut Node<K, V> {
+        let cell = match self.free_cells.take() {
+            Got::Reused(c) => c.0.as_ptr(),
+            Got::Fresh(i) => {
+                let c = self.cells.make(i, || {
+                    Cell(core::cell::UnsafeCell::new(core::mem::MaybeUninit::uninit()))
+                });
+                c.0.get().cast::<Node<K, V>>()
             }
         };
-        let (c, _) = place(s);
-        self.chunks[c].get_or_init(|| {
-            (0..FIRST_CHUNK << c)
-                .map(|_| AtomicPtr::new(core::ptr::null_mut()))
-                .collect()
-        });
-        let old = self.slot(s).swap(Box::into_raw(node), Ordering::AcqRel);
-        debug_assert!(old.is_null(), "CobTree: a free slot held a node");
+        // SAFETY: the cell is this call's alone: a fresh cell was counted once, and a
+        // reused one was pushed to the free list once its node was dropped, after no
+        // reader could hold that node any more (`retire`), and popped once. So nothing
+        // reads or writes it now; it lies in a chunk that lives as long as `self`, and the
+        // pointer comes from its `UnsafeCell`, which allows writes through `&self`.
+        unsafe { cell.write(node) };
+        cell
+    }
+
+    /// A free slot, now holding `node`.
+    pub(crate) fn alloc(&self, node: Node<K, V>) -> u64 {
+        let p = self.store(node);
+        let s = match self.slot_numbers.take() {
+            Got::Reused(s) | Got::Fresh(s) => s,
+        };
+        // No other thread writes slot `s` now (it was handed out to this call alone): a
+        // plain release store publishes the node, no read-modify-write needed.
+        let slot = self.slots.make(s, || AtomicPtr::new(core::ptr::null_mut()));
+        debug_assert!(
+            slot.load(Ordering::Relaxed).is_null(),
+            "CobTree: a free slot held a node"
+        );
+        slot.store(p, Ordering::Release);
         s
     }
 
-    /// Publishes `node` in slot `s` (whose writers the caller serialises) and retires the
-    /// node it replaces.
-    pub(crate) fn replace(&self, s: u64, node: Box<Node<K, V>>) {
-        let old = self.slot(s).swap(Box::into_raw(node), Ordering::AcqRel);
+    /// Publishes `node` in slot `s` and retires the node it replaces. The caller
+    /// serialises the slot's writers (the core leaf lock of its prefix, which also orders
+    /// this after the previous write), so a load and a release store replace the node.
+    pub(crate) fn replace(&self, s: u64, node: Node<K, V>) {
+        let p = self.store(node);
+        let slot = self.slot(s);
+        let old = slot.load(Ordering::Relaxed);
+        slot.store(p, Ordering::Release);
         self.retire(old);
     }
 
@@ -173,37 +315,53 @@ impl<K, V> Slab<K, V> {
     pub(crate) fn release(&self, s: u64) {
         let old = self.slot(s).swap(core::ptr::null_mut(), Ordering::AcqRel);
         self.retire(old);
-        lock_std(&self.free).0.push(s);
+        self.slot_numbers.give(s);
     }
 
-    /// `p` came out of a slot by a swap: this thread owns it now (it was `Box::into_raw`'d
-    /// when published and is in no slot any more), but readers may still hold references
-    /// to it, so it stays a raw pointer (a `Box` would claim it unique) until `Limbo` frees
-    /// it.
+    /// `p` came out of a slot: this thread owns it now (it is in no slot any more), but
+    /// readers may still hold references to it, so it waits in `Limbo` until none can;
+    /// the nodes that are ready by then are dropped and their cells reused.
     fn retire(&self, p: *mut Node<K, V>) {
-        if let Some(p) = core::ptr::NonNull::new(p) {
-            self.limbo.retire(Retired(p));
+        let Some(p) = core::ptr::NonNull::new(p) else {
+            return;
+        };
+        let Some(ready) = self.limbo.retire(Retired(CellPtr(p))) else {
+            return;
+        };
+        // Outside the limbo's lock: the nodes' drops run user code. A drop that panics
+        // unwinds through `ready`, which drops the nodes left (their cells are then not
+        // reused, only freed with the map).
+        let mut cells = Vec::with_capacity(ready.len());
+        for r in ready {
+            let c = CellPtr(r.0.0);
+            drop(r);
+            cells.push(c);
         }
+        self.free_cells.give_all(cells);
     }
 
-    /// The entries of every node still in a slot, taking them out (the map is owned).
-    pub(crate) fn take(&mut self, s: u64) -> Option<Box<Node<K, V>>> {
+    /// The node still in slot `s`, taken out (the map is owned).
+    pub(crate) fn take(&mut self, s: u64) -> Option<Node<K, V>> {
         let p = self.slot(s).swap(core::ptr::null_mut(), Ordering::AcqRel);
-        // SAFETY: as in `retire`; and `&mut self` means no reader holds a reference.
-        (!p.is_null()).then(|| unsafe { Box::from_raw(p) })
+        // SAFETY: a non-null slot pointer is a cell holding a node that nothing else
+        // drops or reads (it is in no slot now, and `&mut self` means no reader holds a
+        // reference); reading it out leaves the cell logically empty, and nothing drops a
+        // cell's contents but `retire` and `Drop`, which only see nodes in slots or limbo.
+        (!p.is_null()).then(|| unsafe { p.read() })
     }
 
-    /// Bytes of the chunks and of the nodes (not what keys and values own themselves).
+    /// Bytes of the slots' and cells' chunks and of what the nodes own outside their cells
+    /// (not what keys and values own themselves).
     pub(crate) fn heap_bytes(&self) -> usize {
         let g = pin();
         let mut n = self.limbo.bytes();
-        for c in self.chunks.iter().filter_map(OnceLock::get) {
-            n += core::mem::size_of_val(&**c);
-            for p in c.iter() {
-                let p = p.load(Ordering::Acquire);
+        n += self.cells.made().map(core::mem::size_of_val).sum::<usize>();
+        for c in self.slots.made() {
+            n += core::mem::size_of_val(c);
+            for p in c {
                 // SAFETY: as in `load` (pinned by `g` before the load).
-                if let Some(node) = unsafe { p.as_ref() } {
-                    n += node.bytes();
+                if let Some(node) = unsafe { p.load(Ordering::Acquire).as_ref() } {
+                    n += node.own_bytes();
                 }
             }
         }
@@ -214,27 +372,30 @@ impl<K, V> Slab<K, V> {
 
 impl<K, V> Drop for Slab<K, V> {
     fn drop(&mut self) {
-        for c in self.chunks.iter_mut().filter_map(OnceLock::get_mut) {
+        // The waiting nodes first: their cells' chunks are freed after this body.
+        drop(core::mem::take(&mut lock_std(&self.limbo.nodes).0));
+        for c in self.slots.made_mut() {
             for p in c.iter() {
                 let p = p.swap(core::ptr::null_mut(), Ordering::Relaxed);
                 if !p.is_null() {
                     // SAFETY: the map is being dropped, so no reader holds a reference;
-                    // the slot's pointer is a `Box::into_raw` that no one else frees.
-                    drop(unsafe { Box::from_raw(p) });
+                    // the slot's node is in a live cell, and no one else drops it (it is
+                    // in no other slot and not in limbo).
+                    unsafe { core::ptr::drop_in_place(p) };
                 }
             }
         }
     }
 }
 
-/// Retired nodes, freed on a writer's thread once no reader can hold them (or with the
+/// Retired nodes, dropped on a writer's thread once no reader can hold them (or with the
 /// map).
 ///
 /// A node is never dropped by crossbeam-epoch itself: a deferred function only sets the
-/// node's flag (no allocation, no user code), and a later retire on the map frees the
+/// node's flag (no allocation, no user code), and a later retire on the map drops the
 /// flagged nodes. So keys and values drop on a thread that uses the map (a map of
 /// non-`Send` types never has a key or value dropped on another thread), and the map's
-/// drop frees every node still waiting.
+/// drop drops every node still waiting.
 struct Limbo<K, V> {
     /// The waiting nodes with their flags, and the count at which to scan them next.
     nodes: Mutex<(Vec<Waiting<K, V>>, usize)>,
@@ -243,27 +404,25 @@ struct Limbo<K, V> {
 /// A retired node and the flag the epoch collector sets once no reader can hold it.
 type Waiting<K, V> = (Arc<AtomicBool>, Retired<K, V>);
 
-/// A node out of its slot that readers may still be reading; freed when this drops, which
-/// `Limbo` lets happen only once its flag is set, or when the map drops.
-struct Retired<K, V>(core::ptr::NonNull<Node<K, V>>);
-
-// SAFETY: a `Retired` owns its node (it drops it once): sending it sends the keys and values.
-unsafe impl<K: Send, V: Send> Send for Retired<K, V> {}
+/// A node out of its slot that readers may still be reading; dropped (in its cell) when
+/// this drops, which `Limbo` lets happen only once its flag is set, or when the map drops.
+struct Retired<K, V>(CellPtr<K, V>);
 
 impl<K, V> Retired<K, V> {
     fn node(&self) -> &Node<K, V> {
         // SAFETY: the node is alive until this `Retired` drops, and nobody writes it.
-        unsafe { self.0.as_ref() }
+        unsafe { self.0.0.as_ref() }
     }
 }
 
 impl<K, V> Drop for Retired<K, V> {
     fn drop(&mut self) {
-        // SAFETY: the pointer is a `Box::into_raw` owned by this `Retired` alone; it drops
-        // only when no reader can hold a reference any more (`Limbo::retire` frees only
-        // flagged nodes, which crossbeam-epoch flags after every thread pinned at the
-        // retirement unpinned) or when the map drops (no reader borrows it then).
-        drop(unsafe { Box::from_raw(self.0.as_ptr()) });
+        // SAFETY: the pointer is a cell holding a node owned by this `Retired` alone; it
+        // drops only when no reader can hold a reference any more (`Limbo::retire` hands
+        // out only flagged nodes, which crossbeam-epoch flags after every thread pinned at
+        // the retirement unpinned) or when the map drops (no reader borrows it then, and
+        // the cells' chunks are freed only after the limbo was emptied).
+        unsafe { core::ptr::drop_in_place(self.0.0.as_ptr()) };
     }
 }
 
@@ -277,36 +436,33 @@ impl<K, V> Limbo<K, V> {
         }
     }
 
-    fn retire(&self, b: Retired<K, V>) {
+    /// Queues `b`; the nodes no reader can hold any more, if this retire scanned.
+    fn retire(&self, b: Retired<K, V>) -> Option<Vec<Retired<K, V>>> {
         let flag = Arc::new(AtomicBool::new(false));
         #[cfg(not(any(loom, miri)))]
         {
             let f = Arc::clone(&flag);
             crossbeam_epoch::pin().defer(move || f.store(true, Ordering::Release));
         }
-        let freed = {
-            let mut n = lock_std(&self.nodes);
-            n.0.push((flag, b));
-            if n.0.len() < n.1 {
-                return;
-            }
-            // Amortised: scan again once as many more nodes wait as are left now.
-            let (ready, left): (Vec<_>, Vec<_>) = core::mem::take(&mut n.0)
-                .into_iter()
-                .partition(|(f, _)| f.load(Ordering::Acquire));
-            n.1 = (2 * left.len()).max(LIMBO_SCAN);
-            n.0 = left;
-            ready
-        };
-        // Outside the lock: the nodes' drops run user code.
-        drop(freed);
+        let mut n = lock_std(&self.nodes);
+        n.0.push((flag, b));
+        if n.0.len() < n.1 {
+            return None;
+        }
+        // Amortised: scan again once as many more nodes wait as are left now.
+        let (ready, left): (Vec<_>, Vec<_>) = core::mem::take(&mut n.0)
+            .into_iter()
+            .partition(|(f, _)| f.load(Ordering::Acquire));
+        n.1 = (2 * left.len()).max(LIMBO_SCAN);
+        n.0 = left;
+        Some(ready.into_iter().map(|(_, r)| r).collect())
     }
 
     fn bytes(&self) -> usize {
         lock_std(&self.nodes)
             .0
             .iter()
-            .map(|(_, b)| b.node().bytes())
+            .map(|(_, b)| b.node().own_bytes())
             .sum()
     }
 }
