@@ -99,6 +99,23 @@ where
         }
     }
 
+    /// The entries in the range of the next bucket from the front; `None` at the end.
+    /// Forced inline: it is the per-bucket step of the view's `next` (an out-of-line
+    /// call here cost `take(n)`, which goes through `next`, about a third more
+    /// instructions per element).
+    #[inline(always)]
+    fn front_bucket<'g>(&mut self, g: &'g Guard) -> Option<&'g [(K, V)]>
+    where
+        'a: 'g,
+    {
+        loop {
+            let (p, s) = self.prefixes.next()?;
+            if let Some(e) = self.cut.entries(p.get(), s.get(), g) {
+                return Some(e);
+            }
+        }
+    }
+
     /// The entries in the range of the next bucket from the front (`back`: from the back);
     /// `None` at the end.
     #[inline]
@@ -187,12 +204,19 @@ where
 
     #[inline]
     fn next(&mut self) -> Option<&'g (K, V)> {
+        if let Some(e) = self.front.next() {
+            return Some(e);
+        }
         loop {
-            if let Some(e) = self.front.next() {
-                return Some(e);
-            }
-            match self.walker.bucket(false, self.guard) {
-                Some(e) => self.front = e.iter(),
+            match self.walker.front_bucket(self.guard) {
+                // The usual one-entry bucket is handed out without becoming `front`.
+                Some([one]) => return Some(one),
+                Some(e) => {
+                    self.front = e.iter();
+                    if let Some(e) = self.front.next() {
+                        return Some(e);
+                    }
+                }
                 None => return self.back.next(),
             }
         }
