@@ -28,13 +28,22 @@ int main(int argc, char **argv) {
     } else if (!strcmp(c, "small-interior-2k")) {
         char *p = malloc(2000); /* a class served by the arena, not the thread cache */
         free(p + 1024);
+    } else if (!strcmp(c, "medium-interior-10k")) {
+        /* 10 KiB gets a 16 KiB block: 10 KiB in is where the old 10 KiB class's next
+           block started */
+        char *p = malloc(10 * 1024);
+        free(p + 10 * 1024);
+    } else if (!strcmp(c, "medium-double")) { /* caught in the hardened mode */
+        char *p = malloc(20 * 1024);
+        free(p);
+        free(p);
     } else if (!strcmp(c, "small-double")) { /* caught in the hardened mode */
         char *p = malloc(64);
         free(p);
         free(p);
     } else if (!strcmp(c, "valid")) {
-        size_t sizes[] = {48, 64, 2000, 1 << 20, 200u << 20};
-        for (int i = 0; i < 5; i++) free(malloc(sizes[i]));
+        size_t sizes[] = {48, 64, 2000, 10 * 1024, 20 * 1024, 1 << 20, 200u << 20};
+        for (int i = 0; i < 7; i++) free(malloc(sizes[i]));
         puts("valid: ok");
         return 0;
     } else {

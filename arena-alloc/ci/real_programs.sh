@@ -139,11 +139,12 @@ misuse() { # HARDENED CASE
         echo "misuse $2 (hardened=$1): NOT CAUGHT (exit $rc): $err"; FAIL=1
     fi
 }
-for c in huge-double huge-interior direct-double small-interior-64 small-interior-48 small-interior-2k; do
+for c in huge-double huge-interior direct-double small-interior-64 small-interior-48 small-interior-2k medium-interior-10k; do
     misuse 0 "$c"
     misuse 1 "$c"
 done
 misuse 1 small-double
+misuse 1 medium-double
 for h in 0 1; do
     ARENA_ALLOC_HARDENED=$h LD_PRELOAD="$LIB" "$WORK/misuse" valid >/dev/null \
         || { echo "misuse valid (hardened=$h) FAILED"; FAIL=1; }

@@ -20,8 +20,8 @@ pub use arena::huge::{
     MAX_REGIONS, REGION_SEGMENTS, SPAN_MAX_SEGMENTS, SPAN_RETAIN_MIN, SPAN_RETAIN_SHARE,
 };
 pub use class::{
-    CLASS_SIZES, LUT_MAX, MIN_BLOCK, NUM_CLASSES, SMALL_MAX, class_for, class_of, class_size,
-    worst_case_waste_permille,
+    CLASS_SIZES, LUT_MAX, MIN_BLOCK, NUM_CLASSES, POW2_MAX, POW2_MIN, SMALL_MAX, class_for,
+    class_of, class_size, served_class, worst_case_waste_permille,
 };
 pub use config::{
     HARDENED_ENV, HEAP_COUNT_ENV, HeapCountError, MIN_DEFAULT_HEAP_COUNT, check_heap_count,

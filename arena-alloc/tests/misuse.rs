@@ -15,7 +15,7 @@ static GLOBAL: ArenaAlloc = ArenaAlloc::new();
 const CASE: &str = "ARENA_ALLOC_MISUSE_CASE";
 
 /// (case, hardened mode needed, what stderr must say)
-const CASES: [(&str, bool, &str); 8] = [
+const CASES: [(&str, bool, &str); 10] = [
     ("huge-double", false, "free(): double free detected"),
     ("huge-interior", false, "free(): invalid pointer"),
     ("span-interior-page", false, "free(): invalid pointer"),
@@ -24,6 +24,8 @@ const CASES: [(&str, bool, &str); 8] = [
     ("small-interior-48", false, "not the start of a block"),
     ("small-interior-1k", false, "not the start of a block"),
     ("small-double", true, "double free detected (small block)"),
+    ("medium-interior-10k", false, "not the start of a block"),
+    ("medium-double", true, "double free detected (small block)"),
 ];
 
 fn layout(size: usize) -> Layout {
@@ -65,8 +67,25 @@ fn misuse(case: &str) {
             free(p, 64);
             free(p, 64);
         }
+        // A 10 KiB request gets a 16 KiB block (power-of-two classes above `POW2_MIN`):
+        // 10 KiB in is where the next block of the old 10 KiB class started.
+        "medium-interior-10k" => free(alloc(10 * 1024).wrapping_add(10 * 1024), 10 * 1024),
+        "medium-double" => {
+            let p = alloc(20 * 1024);
+            free(p, 20 * 1024);
+            free(p, 20 * 1024);
+        }
         "valid" => {
-            for size in [48, 64, 1000, 1 << 20, SMALL_MAX + 1, 40 * SEGMENT_SIZE] {
+            for size in [
+                48,
+                64,
+                1000,
+                10 * 1024,
+                20 * 1024,
+                1 << 20,
+                SMALL_MAX + 1,
+                40 * SEGMENT_SIZE,
+            ] {
                 free(alloc(size), size);
             }
             return;
