@@ -499,6 +499,25 @@ pub(crate) unsafe fn list_push(head: &mut *mut Page, page: *mut Page) {
     *head = page;
 }
 
+/// Links `page` into a list right after `prev`.
+///
+/// # Safety
+/// The caller holds the lock guarding the list, which holds `prev` but not `page`.
+pub(crate) unsafe fn list_insert_after(prev: *mut Page, page: *mut Page) {
+    // SAFETY: guarded by the caller's lock.
+    let next = unsafe { (*prev).next };
+    // SAFETY: as above.
+    unsafe { (*page).prev = prev };
+    // SAFETY: as above.
+    unsafe { (*page).next = next };
+    if !next.is_null() {
+        // SAFETY: `next` is in the same guarded list.
+        unsafe { (*next).prev = page };
+    }
+    // SAFETY: as above.
+    unsafe { (*prev).next = page };
+}
+
 /// Removes `page` from the list `head`.
 ///
 /// # Safety

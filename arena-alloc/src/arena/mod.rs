@@ -1,6 +1,7 @@
 //! Arenas: one lock, per-class page lists and counters each; the global arena table; fork
 //! handlers; small blocks. Blocks above `SMALL_MAX` live in [`huge`].
 
+mod free_pages;
 pub(crate) mod huge;
 
 use crate::class::{NUM_CLASSES, class_for, class_size};
@@ -16,6 +17,8 @@ use core::ptr;
 
 /// Most arenas (heaps) a process can use.
 pub const MAX_HEAP_COUNT: usize = 128;
+pub use free_pages::FREE_PAGES_DIRTY;
+use free_pages::{push_free_page, reclaim_empty};
 
 /// Lock-guarded state of one arena.
 struct ArenaState {
@@ -25,6 +28,9 @@ struct ArenaState {
     free_pages: *mut Page,
     /// Segments that have no page in use.
     empty_segments: u32,
+    /// Free pages that may hold resident memory (`Page::dirty`); they precede the clean
+    /// ones in `free_pages`, so a fresh page is a dirty one while there is one.
+    dirty_free: u32,
     /// Small-block counters: plain integers under the lock (no extra locked instruction
     /// on the fast path); `arena_stats` takes the lock to read them.
     allocs: u64,
@@ -64,6 +70,7 @@ impl Arena {
             state: UnsafeCell::new(ArenaState {
                 classes: [ptr::null_mut(); NUM_CLASSES],
                 free_pages: ptr::null_mut(),
+                dirty_free: 0,
                 empty_segments: 0,
                 allocs: 0,
                 frees: 0,
@@ -375,6 +382,10 @@ pub(crate) unsafe fn free_remote(p: *mut u8) {
 /// The caller holds the lock of arena `idx`, whose state is `st`.
 #[cold]
 unsafe fn fresh_page(st: &mut ArenaState, class: usize, idx: usize) -> *mut Page {
+    if st.dirty_free == 0 {
+        // SAFETY: forwarded from the caller (lock held).
+        unsafe { reclaim_empty(st, class) };
+    }
     if st.free_pages.is_null() {
         let Some((seg, pages)) = page::new_segment(idx as u32) else {
             return ptr::null_mut();
@@ -391,6 +402,10 @@ unsafe fn fresh_page(st: &mut ArenaState, class: usize, idx: usize) -> *mut Page
     let page = st.free_pages;
     // SAFETY: the lock is held; `page` heads the free list.
     unsafe { page::list_remove(&mut st.free_pages, page) };
+    // SAFETY: the lock is held and guards the descriptor.
+    if unsafe { (*page).dirty } != 0 {
+        st.dirty_free -= 1;
+    }
     // SAFETY: `page` is a free page of a segment of this locked arena.
     let used = unsafe { page::used_pages(page::segment_of_page(page)) };
     let n = used.load(Ordering::Relaxed);
@@ -517,13 +532,21 @@ unsafe fn fixup_locked(st: &mut ArenaState, page: *mut Page, was_full: bool) {
     // SAFETY: the lock is held; `class` is fixed while the page is formatted.
     let class = unsafe { (*page).class } as usize;
     if was_full {
+        // An empty page kept at the head (see `free_locked`) would sink below this one,
+        // where no free looks at it again: it becomes a free page now.
+        let head = st.classes[class];
+        // SAFETY: the lock is held; a listed page is a formatted descriptor.
+        if !head.is_null() && unsafe { (*head).used } == 0 {
+            // SAFETY: the lock is held; `head` is empty and in class list `class`.
+            unsafe { retire_page(st, head, class, true) };
+        }
         // SAFETY: the lock is held; a full page is in no list.
         unsafe { page::list_push(&mut st.classes[class], page) };
         // SAFETY: the lock is held.
         unsafe { (*page).state = PAGE_AVAILABLE };
     } else {
         // SAFETY: the lock is held and the page is empty and in its class list.
-        unsafe { retire_page(st, page, class) };
+        unsafe { retire_page(st, page, class, true) };
     }
 }
 
@@ -648,13 +671,13 @@ pub(crate) unsafe fn free_list(owner: usize, mut p: *mut u8, current: usize) {
 /// # Safety
 /// The caller holds the arena lock; `page` is empty and in class list `class`.
 #[cold]
-unsafe fn retire_page(st: &mut ArenaState, page: *mut Page, class: usize) {
+unsafe fn retire_page(st: &mut ArenaState, page: *mut Page, class: usize, cap: bool) {
     // SAFETY: the lock is held and the page is in this list.
     unsafe { page::list_remove(&mut st.classes[class], page) };
     // SAFETY: the lock is held.
     unsafe { (*page).state = PAGE_FREE };
-    // SAFETY: the lock is held; the page is in no list now.
-    unsafe { page::list_push(&mut st.free_pages, page) };
+    // SAFETY: the lock is held; the page is empty and in no list now.
+    unsafe { push_free_page(st, page, cap) };
     let seg = page::segment_of_page(page);
     // SAFETY: the segment is live (it holds `page`).
     let used = unsafe { page::used_pages(seg) };
@@ -668,6 +691,10 @@ unsafe fn retire_page(st: &mut ArenaState, page: *mut Page, class: usize) {
                 // SAFETY: the lock is held; every page of an empty segment is free, so in
                 // the free list.
                 unsafe { page::list_remove(&mut st.free_pages, p) };
+                // SAFETY: as above.
+                if unsafe { (*p).dirty } != 0 {
+                    st.dirty_free -= 1;
+                }
             }
             st.empty_segments -= 1;
             // SAFETY: the lock is held; `seg` is in the arena's segment list.
@@ -696,7 +723,7 @@ pub(crate) fn trim() -> bool {
                 let used = unsafe { (*page).used };
                 if used == 0 {
                     // SAFETY: the lock is held; `page` is empty and in this class list.
-                    unsafe { retire_page(st, page, class) };
+                    unsafe { retire_page(st, page, class, true) };
                 }
                 page = next;
             }
@@ -715,6 +742,7 @@ pub(crate) fn trim() -> bool {
                 unsafe { sys::decommit(start, PAGE_SIZE) };
                 // SAFETY: as above (lock held).
                 unsafe { (*page).dirty = 0 };
+                st.dirty_free -= 1;
                 released = true;
             }
             page = next;
