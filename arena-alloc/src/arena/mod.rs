@@ -18,7 +18,7 @@ use core::ptr;
 /// Most arenas (heaps) a process can use.
 pub const MAX_HEAP_COUNT: usize = 128;
 pub use free_pages::FREE_PAGES_DIRTY;
-use free_pages::{push_free_page, reclaim_empty};
+use free_pages::push_free_page;
 
 /// Lock-guarded state of one arena.
 struct ArenaState {
@@ -31,6 +31,9 @@ struct ArenaState {
     /// Free pages that may hold resident memory (`Page::dirty`); they precede the clean
     /// ones in `free_pages`, so a fresh page is a dirty one while there is one.
     dirty_free: u32,
+    /// `allocs` when another arena's `free_pages::trim_others` last looked at this one: an
+    /// arena that has handed out no block since is idle, and is trimmed then.
+    trim_mark: u64,
     /// Small-block counters: plain integers under the lock (no extra locked instruction
     /// on the fast path); `arena_stats` takes the lock to read them.
     allocs: u64,
@@ -71,6 +74,7 @@ impl Arena {
                 classes: [ptr::null_mut(); NUM_CLASSES],
                 free_pages: ptr::null_mut(),
                 dirty_free: 0,
+                trim_mark: u64::MAX,
                 empty_segments: 0,
                 allocs: 0,
                 frees: 0,
@@ -150,7 +154,8 @@ pub(crate) fn is_ready() -> bool {
 }
 
 extern "C" fn fork_prepare() {
-    // Always in index order; no path holds two arena locks, so this cannot deadlock.
+    // Always in index order, so this cannot deadlock: the one path that holds two arena
+    // locks (`free_pages::trim_others`) takes the second with `try_lock` only.
     for a in &ARENAS {
         a.lock.lock();
     }
@@ -383,13 +388,13 @@ pub(crate) unsafe fn free_remote(p: *mut u8) {
 #[cold]
 unsafe fn fresh_page(st: &mut ArenaState, class: usize, idx: usize) -> *mut Page {
     if st.dirty_free == 0 {
-        // SAFETY: forwarded from the caller (lock held).
-        unsafe { reclaim_empty(st, class) };
+        free_pages::trim_others(idx);
     }
     if st.free_pages.is_null() {
         let Some((seg, pages)) = page::new_segment(idx as u32) else {
             return ptr::null_mut();
         };
+        free_pages::note_arena_used(idx);
         // SAFETY: the fresh header is ours; the lock guards the list.
         unsafe { (*seg).next = st.segments };
         st.segments = seg;
@@ -532,21 +537,13 @@ unsafe fn fixup_locked(st: &mut ArenaState, page: *mut Page, was_full: bool) {
     // SAFETY: the lock is held; `class` is fixed while the page is formatted.
     let class = unsafe { (*page).class } as usize;
     if was_full {
-        // An empty page kept at the head (see `free_locked`) would sink below this one,
-        // where no free looks at it again: it becomes a free page now.
-        let head = st.classes[class];
-        // SAFETY: the lock is held; a listed page is a formatted descriptor.
-        if !head.is_null() && unsafe { (*head).used } == 0 {
-            // SAFETY: the lock is held; `head` is empty and in class list `class`.
-            unsafe { retire_page(st, head, class, true) };
-        }
         // SAFETY: the lock is held; a full page is in no list.
         unsafe { page::list_push(&mut st.classes[class], page) };
         // SAFETY: the lock is held.
         unsafe { (*page).state = PAGE_AVAILABLE };
     } else {
         // SAFETY: the lock is held and the page is empty and in its class list.
-        unsafe { retire_page(st, page, class, true) };
+        unsafe { retire_page(st, page, class) };
     }
 }
 
@@ -671,13 +668,13 @@ pub(crate) unsafe fn free_list(owner: usize, mut p: *mut u8, current: usize) {
 /// # Safety
 /// The caller holds the arena lock; `page` is empty and in class list `class`.
 #[cold]
-unsafe fn retire_page(st: &mut ArenaState, page: *mut Page, class: usize, cap: bool) {
+unsafe fn retire_page(st: &mut ArenaState, page: *mut Page, class: usize) {
     // SAFETY: the lock is held and the page is in this list.
     unsafe { page::list_remove(&mut st.classes[class], page) };
     // SAFETY: the lock is held.
     unsafe { (*page).state = PAGE_FREE };
     // SAFETY: the lock is held; the page is empty and in no list now.
-    unsafe { push_free_page(st, page, cap) };
+    unsafe { push_free_page(st, page) };
     let seg = page::segment_of_page(page);
     // SAFETY: the segment is live (it holds `page`).
     let used = unsafe { page::used_pages(seg) };
@@ -723,7 +720,7 @@ pub(crate) fn trim() -> bool {
                 let used = unsafe { (*page).used };
                 if used == 0 {
                     // SAFETY: the lock is held; `page` is empty and in this class list.
-                    unsafe { retire_page(st, page, class, true) };
+                    unsafe { retire_page(st, page, class) };
                 }
                 page = next;
             }
