@@ -38,6 +38,10 @@ fn allocs() -> usize {
 }
 
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "counts allocations: `cargo test` checks them; the same operations run under Miri in the model tests"
+)]
 fn no_allocation_per_operation() {
     let n: u64 = if cfg!(miri) { 200 } else { 20_000 };
     // Room for all keys up front, so no insert below resizes.
@@ -82,6 +86,10 @@ fn no_allocation_per_operation() {
 /// The boxed path: `get` of a `String` key through `&str` (as `BTreeMap` allows) and of a
 /// `Vec<u8>` key through `&[u8]` allocates nothing, hit or miss.
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "counts allocations: `cargo test` checks them; the same operations run under Miri in the model tests"
+)]
 fn no_allocation_per_get_of_a_string_key() {
     let n: usize = if cfg!(miri) { 100 } else { 20_000 };
     let t: CobTree<String, u64> = CobTree::new();

@@ -173,6 +173,10 @@ mod tests {
     use crate::pma::inl::Inl;
 
     #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "integer arithmetic only, no unsafe code: `cargo test` runs it"
+    )]
     fn growth_sequence_steps_up() {
         // The shipped `u64 -> u64` leaves (loom and Miri builds use smaller defaults).
         assert_eq!(wide_capacity::<Inl<u64>, Inl<u64>>(62), 94);
@@ -204,6 +208,10 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "integer arithmetic only, no unsafe code: `cargo test` runs it"
+    )]
     fn for_len_is_the_smallest_step_at_most_half_full() {
         for fine_from in [1, 16, 1024] {
             let gr = Growth {
