@@ -5,8 +5,8 @@
 //! A slot is never freed while the map lives (it is reused for another prefix once its own
 //! was removed), so a reader holding a stale slot number reads a live slot; it checks the
 //! node's prefix, and a node of another prefix cannot hold its key. Slots live in chunks
-//! of doubling size, each made once (`OnceLock`), so finding a slot is two loads and no
-//! chunk ever moves.
+//! of doubling size, each made once (`OnceLock`) and never moved, so finding a slot is two
+//! loads: its chunk's start from a flat table, then the slot.
 //!
 //! Nodes live in a pool of cells of the same chunked shape (not one allocation each): a
 //! cell is written once when its node is made, and goes back to the pool only after its
@@ -99,30 +99,72 @@ unsafe impl<K, V> Sync for Cell<K, V> {}
 // SAFETY: as above; a cell's contents are dropped only by `Retired` or the slab's drop.
 unsafe impl<K, V> Send for Cell<K, V> {}
 
+/// Entries of [`Chunked`]'s table of chunk starts: one for every chunk number [`chunk`]
+/// can give (so indexing it needs no bounds check); those from [`CHUNKS`] on stay null.
+const STARTS: usize = usize::BITS as usize;
+
 /// Elements in chunks of doubling size, each made once and never moved or freed before
 /// the whole `Chunked` drops (which drops the elements as `T`: cells drop nothing).
 struct Chunked<T> {
     chunks: [OnceLock<Box<[T]>>; CHUNKS],
+    /// Per made chunk `c`: the address of its first element moved back by that element's
+    /// number ([`first`]`(c)`), so element `s` of chunk `c` is at `starts[c] + s` (one
+    /// load and an add, where the `OnceLock` costs a state check and two bounds checks);
+    /// null until the chunk is made. Only an address: the chunk itself is `chunks[c]`'s.
+    starts: [AtomicPtr<T>; STARTS],
+}
+
+/// The chunk of element `s`.
+#[inline(always)]
+fn chunk(s: u64) -> usize {
+    let i = s as usize / FIRST_CHUNK + 1;
+    (usize::BITS - 1 - i.leading_zeros()) as usize
+}
+
+/// The number of chunk `c`'s first element.
+#[inline(always)]
+fn first(c: usize) -> usize {
+    FIRST_CHUNK * ((1 << c) - 1)
 }
 
 /// Chunk and offset of element `s`.
 #[inline(always)]
 fn place(s: u64) -> (usize, usize) {
-    let i = s as usize / FIRST_CHUNK + 1;
-    let c = (usize::BITS - 1 - i.leading_zeros()) as usize;
-    (c, s as usize - FIRST_CHUNK * ((1 << c) - 1))
+    let c = chunk(s);
+    (c, s as usize - first(c))
 }
 
 impl<T> Chunked<T> {
     fn new() -> Self {
         Chunked {
             chunks: [const { OnceLock::new() }; CHUNKS],
+            starts: core::array::from_fn(|_| AtomicPtr::new(core::ptr::null_mut())),
         }
     }
 
     /// Element `s`, which must have been made (by [`Self::make`]).
     #[inline(always)]
     fn at(&self, s: u64) -> &T {
+        let start = self.starts[chunk(s) % STARTS].load(Ordering::Acquire);
+        if start.is_null() {
+            return self.at_unmade(s);
+        }
+        // SAFETY: a non-null start was stored by `make` (release, matched by the acquire
+        // load above) after chunk `c = chunk(s)` was made: `chunks[c]`'s boxed slice of
+        // `FIRST_CHUNK << c` initialised elements, moved back by `first(c)`. `place` puts
+        // `s` at offset `s - first(c) < FIRST_CHUNK << c` of that chunk, so the address
+        // moved forward by `s` (wrapping, as it was moved back: the provenance is the
+        // chunk's) is that element, in bounds. The chunk is never moved or freed while
+        // `self` lives (`OnceLock` hands out only shared references, and only the drop of
+        // `self` frees it), and only shared references to its elements are ever made.
+        unsafe { &*start.wrapping_add(s as usize) }
+    }
+
+    /// [`Self::at`] of an element whose chunk's start is not stored (yet): through the
+    /// `OnceLock`, which panics if the chunk was never made.
+    #[cold]
+    #[inline(never)]
+    fn at_unmade(&self, s: u64) -> &T {
         let (c, o) = place(s);
         &self.chunks[c]
             .get()
@@ -133,7 +175,21 @@ impl<T> Chunked<T> {
     #[inline(always)]
     fn make(&self, s: u64, init: impl Fn() -> T) -> &T {
         let (c, o) = place(s);
-        &self.chunks[c].get_or_init(|| (0..FIRST_CHUNK << c).map(|_| init()).collect())[o]
+        let mut fresh = false;
+        let made = self.chunks[c].get_or_init(|| {
+            fresh = true;
+            (0..FIRST_CHUNK << c).map(|_| init()).collect()
+        });
+        if fresh {
+            // Only the thread that made the chunk stores its start (no test on the usual
+            // path); the release store publishes the chunk's elements to `at`'s acquire
+            // load. Until it lands, `at` finds the chunk through the `OnceLock`.
+            self.starts[c].store(
+                made.as_ptr().cast_mut().wrapping_sub(first(c)),
+                Ordering::Release,
+            );
+        }
+        &made[o]
     }
 
     fn made(&self) -> impl Iterator<Item = &[T]> {
@@ -470,6 +526,44 @@ impl<K, V> Limbo<K, V> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn at_finds_what_make_made() {
+        let c: Chunked<AtomicU64> = Chunked::new();
+        // Into the fifth chunk; every element made gets its own number.
+        let n = (FIRST_CHUNK * 15 + 3) as u64;
+        for s in 0..n {
+            c.make(s, || AtomicU64::new(u64::MAX))
+                .store(s, Ordering::Relaxed);
+        }
+        for s in 0..n {
+            assert!(
+                core::ptr::eq(c.at(s), c.make(s, || AtomicU64::new(0))),
+                "slot {s}"
+            );
+            assert_eq!(c.at(s).load(Ordering::Relaxed), s, "slot {s}");
+        }
+        // Chunks 0..=3 hold 15 * FIRST_CHUNK elements, so chunks 0..=4 are made, the rest
+        // not: their starts stay null.
+        assert!(
+            c.starts[..5]
+                .iter()
+                .all(|p| !p.load(Ordering::Relaxed).is_null())
+        );
+        assert!(
+            c.starts[5..]
+                .iter()
+                .all(|p| p.load(Ordering::Relaxed).is_null())
+        );
+    }
+
+    #[test]
+    #[should_panic(expected = "unmade chunk")]
+    fn at_of_an_unmade_chunk_panics() {
+        let c: Chunked<AtomicU64> = Chunked::new();
+        c.make(0, || AtomicU64::new(0));
+        c.at(FIRST_CHUNK as u64);
+    }
 
     #[test]
     fn places_are_dense() {
