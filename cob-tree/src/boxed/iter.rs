@@ -123,12 +123,11 @@ where
     where
         'a: 'g,
     {
+        if !back {
+            return self.front_bucket(g);
+        }
         loop {
-            let (p, s) = if back {
-                self.prefixes.next_back()
-            } else {
-                self.prefixes.next()
-            }?;
+            let (p, s) = self.prefixes.next_back()?;
             if let Some(e) = self.cut.entries(p.get(), s.get(), g) {
                 return Some(e);
             }
