@@ -382,7 +382,7 @@ where
             && let Some(f) = &c.seek.fence
             && c.seek.ver & FROZEN == 0
             && self.arr.still(c.j, c.seek.ver)
-            && let Some((j, s)) = self.arr.seek_next(c.j, f, true, &limit)
+            && let Some((j, s)) = self.arr.seek_next(c.j, f, true, limit)
         {
             let at = self.arr.offsets(j);
             c.settle(j, s, at);
