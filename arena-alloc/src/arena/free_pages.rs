@@ -14,7 +14,7 @@ use crate::sync::global::{AtomicUsize, Ordering};
 use crate::sys;
 use core::ptr;
 
-/// Free (unformatted) pages that [`trim_others`] leaves resident in an idle arena; the
+/// Free (unformatted) pages that `trim_others` leaves resident in an idle arena; the
 /// others are decommitted (`MADV_DONTNEED`). An arena's own frees keep every page they
 /// empty resident (a page emptied and refilled at once, as in a producer/consumer, must
 /// not fault in again).
