@@ -40,8 +40,11 @@ pub(crate) const REGION_BYTES: usize = REGION_SEGMENTS * SEGMENT_SIZE;
 pub const MAX_REGIONS: usize = 64;
 /// Largest span, in segments: blocks needing more are mapped directly (64 MiB).
 pub const SPAN_MAX_SEGMENTS: usize = 16;
-/// Dirty (resident) bytes of freed spans that are always kept for reuse.
-pub const SPAN_RETAIN_MIN: usize = 2 << 20;
+/// Dirty (resident) bytes of freed spans that are always kept for reuse (8 MiB). With 2
+/// MiB, mimalloc-bench's mstress (2-2.7 MiB of live big blocks, a recent peak of 5.8 MiB)
+/// decommitted a 4 MiB segment about twice per round and faulted it in again: 9,000 of its
+/// 14,000 faults, 1.2x-1.4x mimalloc's time (MEASUREMENTS.md, 2026-12-03).
+pub const SPAN_RETAIN_MIN: usize = 8 << 20;
 /// Beyond [`SPAN_RETAIN_MIN`], freed spans stay dirty up to the bytes of live huge blocks
 /// divided by this (1: as many free dirty bytes as live ones, about what glibc's heap
 /// keeps; with 1/4, mimalloc-bench's malloc-large faulted 13x more often).
