@@ -4,7 +4,7 @@
 //! ```text
 //!  free_pages: [dirty][dirty][dirty] [clean][clean] ...   dirty_free = 3
 //!               ^ fresh_page takes the head (a resident page while there is one)
-//!  idle arena, trimmed: [dirty][dirty] [clean][clean][clean][clean]   (idle_keep(used))
+//!  idle arena, trimmed: [dirty][dirty] [clean][clean][clean][clean]   (FREE_PAGES_DIRTY)
 //! ```
 
 use super::{ARENAS, ArenaState, retire_page};
@@ -14,32 +14,15 @@ use crate::sync::global::{AtomicUsize, Ordering};
 use crate::sys;
 use core::ptr;
 
-/// Free (unformatted) pages that `trim_others` leaves resident in an idle arena at least;
-/// the others beyond [`idle_keep`] are decommitted (`MADV_DONTNEED`). An arena's own frees
-/// keep every page they empty resident (a page emptied and refilled at once, as in a
-/// producer/consumer, must not fault in again).
+/// Free (unformatted) pages that `trim_others` leaves resident in an idle arena; the
+/// others are decommitted (`MADV_DONTNEED`). An arena's own frees keep every page they
+/// empty resident (a page emptied and refilled at once, as in a producer/consumer, must
+/// not fault in again).
 pub const FREE_PAGES_DIRTY: u32 = 2;
-/// Resident free pages that idle arenas keep between them (4 MiB), when there are few
-/// arenas: each keeps `max(FREE_PAGES_DIRTY, IDLE_KEEP_PAGES / arenas in use)`. With 2
-/// pages per idle arena on a 2-CPU machine, mimalloc-bench's mstress (each round's
-/// threads exit, the next ones start on either CPU) decommitted 150-380 pages per run and
-/// faulted them in again (7,000-18,700 faults against glibc's 4,000; MEASUREMENTS.md,
-/// 2026-12-03); with 8 it faults as often as glibc, for a peak 0.3-1.4 MiB higher.
-pub const IDLE_KEEP_PAGES: u32 = 16;
 /// Other arenas that one [`trim_others`] looks at (round robin).
 const TRIM_OTHERS: usize = 4;
 /// Arenas that have had a segment: `0..ARENAS_USED`.
 static ARENAS_USED: AtomicUsize = AtomicUsize::new(0);
-
-/// Resident free pages an idle arena keeps when `used` arenas have had a segment.
-pub const fn idle_keep(used: usize) -> u32 {
-    let share = IDLE_KEEP_PAGES / if used == 0 { 1 } else { used as u32 };
-    if share > FREE_PAGES_DIRTY {
-        share
-    } else {
-        FREE_PAGES_DIRTY
-    }
-}
 
 /// Notes that arena `idx` has a segment.
 pub(super) fn note_arena_used(idx: usize) {
@@ -96,17 +79,17 @@ pub(super) unsafe fn push_free_page(st: &mut ArenaState, page: *mut Page) {
     unsafe { page::list_insert_after(prev, page) };
 }
 
-/// Decommits the dirty free pages of an arena beyond the first `keep` (they stay where
-/// they are: right after the kept ones, before the clean ones).
+/// Decommits the dirty free pages of an arena beyond the first [`FREE_PAGES_DIRTY`]
+/// (they stay where they are: right after the kept ones, before the clean ones).
 ///
 /// # Safety
 /// The caller holds the arena lock.
-unsafe fn trim_free(st: &mut ArenaState, keep: u32) {
+unsafe fn trim_free(st: &mut ArenaState) {
     let mut kept = 0;
     let mut page = st.free_pages;
     // SAFETY: the lock is held; listed pages are free descriptors.
     while !page.is_null() && unsafe { (*page).dirty } != 0 {
-        if kept < keep {
+        if kept < FREE_PAGES_DIRTY {
             kept += 1;
         } else {
             // SAFETY: as above.
@@ -124,19 +107,19 @@ unsafe fn trim_free(st: &mut ArenaState, keep: u32) {
 }
 
 /// If the arena has handed out no block since the last call (`trim_mark`), its empty
-/// pages become free pages and its resident free pages beyond `keep` are decommitted;
-/// `true` if so.
+/// pages become free pages and its resident free pages beyond [`FREE_PAGES_DIRTY`] are
+/// decommitted; `true` if so.
 ///
 /// # Safety
 /// The caller holds the arena lock.
-unsafe fn trim_if_idle(st: &mut ArenaState, keep: u32) -> bool {
+unsafe fn trim_if_idle(st: &mut ArenaState) -> bool {
     let idle = st.trim_mark == st.allocs;
     st.trim_mark = st.allocs;
     if idle {
         // SAFETY: forwarded from the caller.
         unsafe { retire_empty(st) };
         // SAFETY: as above.
-        unsafe { trim_free(st, keep) };
+        unsafe { trim_free(st) };
     }
     idle
 }
@@ -153,7 +136,6 @@ unsafe fn trim_if_idle(st: &mut ArenaState, keep: u32) -> bool {
 pub(super) fn trim_others(idx: usize) {
     static NEXT: AtomicUsize = AtomicUsize::new(0);
     let used = ARENAS_USED.load(Ordering::Relaxed);
-    let keep = idle_keep(used);
     for _ in 0..TRIM_OTHERS.min(used.saturating_sub(1)) {
         let mut j = NEXT.fetch_add(1, Ordering::Relaxed) % used;
         if j == idx {
@@ -166,7 +148,7 @@ pub(super) fn trim_others(idx: usize) {
         // SAFETY: arena `j`'s lock is held; the reference ends before the release.
         let st = unsafe { &mut *a.state.get() };
         // SAFETY: as above.
-        unsafe { trim_if_idle(st, keep) };
+        unsafe { trim_if_idle(st) };
         if a.lock.release() {
             a.lock.wake();
         }
@@ -195,16 +177,6 @@ mod tests {
             p = unsafe { (*p).next };
         }
         (dirty, ordered)
-    }
-
-    #[test]
-    fn idle_arenas_share_the_keep_budget() {
-        assert_eq!(idle_keep(0), IDLE_KEEP_PAGES);
-        assert_eq!(idle_keep(1), IDLE_KEEP_PAGES);
-        assert_eq!(idle_keep(2), IDLE_KEEP_PAGES / 2);
-        assert_eq!(idle_keep(4), IDLE_KEEP_PAGES / 4);
-        assert_eq!(idle_keep(8), FREE_PAGES_DIRTY);
-        assert_eq!(idle_keep(MAX_HEAP_COUNT), FREE_PAGES_DIRTY);
     }
 
     #[test]
@@ -239,10 +211,10 @@ mod tests {
         assert!(dirty as usize >= pages - 1 && st.dirty_free == dirty && ordered);
         // The first look only marks the arena; the second finds it idle.
         // SAFETY: the lock is held.
-        assert!(!unsafe { trim_if_idle(st, FREE_PAGES_DIRTY) });
+        assert!(!unsafe { trim_if_idle(st) });
         assert_eq!(dirty_free_pages(st).0, dirty);
         // SAFETY: as above.
-        assert!(unsafe { trim_if_idle(st, FREE_PAGES_DIRTY) });
+        assert!(unsafe { trim_if_idle(st) });
         let (left, ordered) = dirty_free_pages(st);
         assert!(left == FREE_PAGES_DIRTY && st.dirty_free == left && ordered);
         // The empty page at the class head became a free page too.
@@ -253,7 +225,7 @@ mod tests {
         assert!(!p.is_null());
         let st = a.acquire();
         // SAFETY: the lock is held.
-        assert!(!unsafe { trim_if_idle(st, FREE_PAGES_DIRTY) });
+        assert!(!unsafe { trim_if_idle(st) });
         a.lock.unlock();
         // SAFETY: `p` is live and freed once.
         unsafe { free(p, idx) };

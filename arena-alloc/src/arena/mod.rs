@@ -17,7 +17,7 @@ use core::ptr;
 
 /// Most arenas (heaps) a process can use.
 pub const MAX_HEAP_COUNT: usize = 128;
-pub use free_pages::{FREE_PAGES_DIRTY, IDLE_KEEP_PAGES, idle_keep};
+pub use free_pages::FREE_PAGES_DIRTY;
 use free_pages::push_free_page;
 
 /// Lock-guarded state of one arena.
