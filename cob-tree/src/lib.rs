@@ -141,13 +141,13 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> CobTree<K, V> {
     pub fn leaf_capacity(&self) -> usize {
         on_repr!(Repr, K, V; &self.repr;
          m => m.leaf_capacity();
-         b => b.index.leaf_capacity()
+         b => b.buckets.leaf_capacity()
         )
     }
 
     /// Bytes the map holds on the heap now: its current array and index, and the retired
     /// arrays it keeps until it drops (see [`KEPT_ARRAY_BYTES`]); on the boxed path also
-    /// the bucket slots and entry vectors (not what keys and values own themselves). Not
+    /// the bucket cells and entry vectors (not what keys and values own themselves). Not
     /// counted: an array an iterator still holds, or a retired one the epoch collector has
     /// not freed yet.
     pub fn heap_bytes(&self) -> usize {

@@ -178,11 +178,11 @@ fn loom_update_vs_update() {
 }
 
 /// The boxed path (`String` keys): a reader of a key races a writer that removes the last
-/// key of another prefix (its slot is freed), inserts a key of a third prefix (which may
-/// reuse that slot) and overwrites the reader's key. The reader sees the key's old or new
+/// key of another prefix (its bucket is removed from the core), inserts a key of a third
+/// prefix (a new cell) and overwrites the reader's key (a new node, the old one retired). The reader sees the key's old or new
 /// value, never another prefix's bucket's value, and the shared-prefix neighbour stays.
 #[test]
-fn loom_boxed_reader_vs_slot_reuse() {
+fn loom_boxed_reader_vs_bucket_removal() {
     loom::model(|| {
         let t: Arc<CobTree<String, u64>> = Arc::new(CobTree::with_leaf_capacity(4));
         t.insert("aaaaaaaa-1".into(), 1);

@@ -3,45 +3,39 @@
 //! [`Range`] copies (clones) them out, a batch of buckets per pin.
 //!
 //! Every key present for the whole iteration is yielded once, in order: its prefix is in
-//! the index throughout, so the core yields that prefix once, and the node then read holds
-//! the key. A slot that now holds another prefix (its own was removed after the core
-//! yielded it) is skipped. The two ends take different prefixes from the one core
-//! iterator, so they never overlap. Only the buckets of the bounds' prefixes can hold keys
+//! the index throughout, so the core yields that prefix once, with the cell of a node
+//! that was current during that call (it holds the key). The two ends take different
+//! prefixes from the one core iterator, so they never overlap. Only the buckets of the bounds' prefixes can hold keys
 //! outside the range; they are cut to the range by binary search.
 
 use super::{BoxMap, in_bounds};
-use crate::pma::inl::Inl;
+use crate::pma::buckets::Cursor;
+use crate::pma::slab::Node;
 use crate::pma::{Guard, pin};
 use core::borrow::Borrow;
 use core::cmp::Ordering as Cmp;
 use core::ops::{Bound, RangeBounds};
 use std::collections::VecDeque;
 
-type Prefixes<'a> = crate::iter::Range<
-    'a,
-    Inl<u64, 1>,
-    (Bound<Inl<u64, 1>>, Bound<Inl<u64, 1>>),
-    Inl<u64, 1>,
-    Inl<u64, 1>,
->;
-
 /// Buckets copied per pin by [`Range`].
 const BATCH: usize = 32;
 
 /// What both iterators share: the prefixes and how to read a bucket.
 struct Walker<'a, Q: ?Sized, R, K, V> {
-    prefixes: Prefixes<'a>,
+    prefixes: Cursor<'a, K, V>,
     cut: Cut<'a, Q, R, K, V>,
 }
 
-/// How a walker reads a bucket: the map and the range.
+/// What [`Cut`] borrows and reads, for its variance only.
+type Bounds<'a, Q, K, V> = fn(&'a Q, &'a (K, V));
+
+/// How a walker reads a bucket: the range and its bounds' prefixes.
 struct Cut<'a, Q: ?Sized, R, K, V> {
-    map: &'a BoxMap<K, V>,
     range: R,
     /// The prefixes of the bounds: only their buckets need cutting to the range.
     lo: Option<u64>,
     hi: Option<u64>,
-    _q: core::marker::PhantomData<fn(&Q)>,
+    _q: core::marker::PhantomData<Bounds<'a, Q, K, V>>,
 }
 
 impl<'a, Q, R, K, V> Cut<'a, Q, R, K, V>
@@ -51,14 +45,10 @@ where
     K: Ord + Clone + Borrow<Q> + 'static,
     V: Clone + 'static,
 {
-    /// The entries in the range of the bucket of prefix `p` in slot `s` (`None`: none,
-    /// or the slot now holds another prefix: `p` was removed after the core yielded it).
+    /// The entries in the range of node `n` of prefix `p` (`None`: none).
     #[inline(always)]
-    fn entries<'g>(&self, p: u64, s: u64, g: &'g Guard) -> Option<&'g [(K, V)]>
-    where
-        'a: 'g,
-    {
-        let mut e = self.map.node(p, s, g)?.entries();
+    fn entries<'g>(&self, p: u64, n: &'g Node<K, V>) -> Option<&'g [(K, V)]> {
+        let mut e = n.entries();
         if Some(p) == self.lo || Some(p) == self.hi {
             let a = e.partition_point(|(k, _)| in_bounds(k, &self.range) == Cmp::Less);
             let b = e.partition_point(|(k, _)| in_bounds(k, &self.range) != Cmp::Greater);
@@ -86,11 +76,10 @@ where
             Bound::Included(q) | Bound::Excluded(q) => Some(map.prefix_of(q)),
             Bound::Unbounded => None,
         };
-        let b = |p: Option<u64>| p.map_or(Bound::Unbounded, |p| Bound::Included(Inl::new(p)));
+        let b = |p: Option<u64>| p.map_or(Bound::Unbounded, Bound::Included);
         Walker {
-            prefixes: crate::iter::Range::new(&map.index, (b(lo), b(hi))),
+            prefixes: map.buckets.cursor((b(lo), b(hi))),
             cut: Cut {
-                map,
                 range,
                 lo,
                 hi,
@@ -109,8 +98,8 @@ where
         'a: 'g,
     {
         loop {
-            let (p, s) = self.prefixes.next()?;
-            if let Some(e) = self.cut.entries(p.get(), s.get(), g) {
+            let (p, n) = self.prefixes.next(false, g)?;
+            if let Some(e) = self.cut.entries(p, n) {
                 return Some(e);
             }
         }
@@ -127,8 +116,8 @@ where
             return self.front_bucket(g);
         }
         loop {
-            let (p, s) = self.prefixes.next_back()?;
-            if let Some(e) = self.cut.entries(p.get(), s.get(), g) {
+            let (p, n) = self.prefixes.next(true, g)?;
+            if let Some(e) = self.cut.entries(p, n) {
                 return Some(e);
             }
         }
@@ -145,13 +134,9 @@ where
         let Walker { prefixes, cut } = self;
         if cut.lo.is_none() && cut.hi.is_none() {
             // No bucket to cut (the whole map): a node's entries are never empty.
-            let map = cut.map;
-            return prefixes.fold(init, |acc, (p, s)| match map.node(p.get(), s.get(), g) {
-                Some(n) => feed(n.entries(), acc, &mut f),
-                None => acc,
-            });
+            return prefixes.fold(g, init, |acc, n| n.fold(acc, &mut f));
         }
-        prefixes.fold(init, |acc, (p, s)| match cut.entries(p.get(), s.get(), g) {
+        prefixes.fold_with_prefix(g, init, |acc, p, n| match cut.entries(p, n) {
             Some(e) => feed(e, acc, &mut f),
             None => acc,
         })

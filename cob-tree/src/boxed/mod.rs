@@ -2,32 +2,34 @@
 //! tuples, user structs).
 //!
 //! ```text
-//!  word core (inline path of u64 -> u64):     slab of type-stable slots
-//!  prefix(k) : u64  ->  slot : u64   ------>  [ AtomicPtr -> Node { prefix, sorted (K, V)s } ]
+//!  word core (inline path of u64 -> u64):     pool of type-stable cells
+//!  prefix(k) : u64  ->  cell : u64   ------>  [ Node { prefix, sorted (K, V)s } ]
 //! ```
 //!
 //! The core orders the buckets by an order-preserving 8-byte key prefix ([`prefix`], or a
 //! user's prefix function), so a lookup searches only words until it reaches its bucket; the
 //! bucket's node holds the full entries. Every change to a bucket happens with the core
-//! leaf that owns its prefix locked (inside the core's `upsert`/`update`/`remove_if`
-//! closures), so writes of one prefix are serialised; a writer builds a new node (cloning
-//! the entries it keeps) and swaps it in, and a bucket is emptied and its prefix removed
-//! in one step. Readers pin, load the node and read it: no lock, no shared write, no wait.
+//! leaf that owns its prefix locked (inside the core's `upsert`/`update`/`edit`
+//! closures, see `crate::pma::buckets`), so writes of one prefix are serialised; a writer
+//! builds a new node (cloning the entries it keeps), writes its cell into the core and
+//! retires the old one, and a bucket is emptied and its prefix removed in one step. Readers
+//! pin, read the cell from the core and read the node: no lock, no shared write, no wait.
 
 pub(crate) mod iter;
 pub(crate) mod prefix;
 
-use crate::pma::inl::{Inl, cast_ref};
-use crate::pma::map::Map;
-use crate::pma::slab::{Node, Slab};
+use crate::pma::Edit;
+use crate::pma::buckets::Buckets;
+use crate::pma::inl::cast_ref;
+use crate::pma::slab::Node;
 use crate::pma::{Guard, pin};
 use crate::sync::{AtomicU64, Ordering};
 use core::borrow::Borrow;
 use core::cmp::Ordering as Cmp;
+use core::ops::Bound;
 
 pub(crate) struct BoxMap<K, V> {
-    pub(crate) index: Map<Inl<u64, 1>, Inl<u64, 1>>,
-    pub(crate) slab: Slab<K, V>,
+    pub(crate) buckets: Buckets<K, V>,
     /// Entries beyond the first of each bucket (the core counts the buckets, i.e. the
     /// prefixes), a wrapping signed count: a key with a prefix of its own, the usual case,
     /// moves only the core's (striped) count.
@@ -53,8 +55,7 @@ fn without<K: Clone, V: Clone>(e: &[(K, V)], i: usize) -> Vec<(K, V)> {
 impl<K: Ord + Clone + 'static, V: Clone + 'static> BoxMap<K, V> {
     pub(crate) fn new(leaves: usize, cap: usize, pfx: Option<fn(&K) -> u64>) -> Self {
         BoxMap {
-            index: Map::new(leaves, cap),
-            slab: Slab::new(),
+            buckets: Buckets::new(leaves, cap),
             extra: AtomicU64::new(0),
             pfx,
         }
@@ -66,11 +67,11 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> BoxMap<K, V> {
 
     pub(crate) fn len(&self) -> usize {
         let extra = self.extra.load(Ordering::Relaxed) as i64;
-        usize::try_from((self.index.len() as i64).wrapping_add(extra)).unwrap_or(0)
+        usize::try_from((self.buckets.len() as i64).wrapping_add(extra)).unwrap_or(0)
     }
 
     pub(crate) fn heap_bytes(&self) -> usize {
-        self.index.heap_bytes() + self.slab.heap_bytes()
+        self.buckets.heap_bytes()
     }
 
     /// The prefix of lookup `q`: the user's function's (then `q` must be a `&K`), else the
@@ -89,12 +90,6 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> BoxMap<K, V> {
         }
     }
 
-    /// The node of prefix `p` (`None`: absent), valid while `g` lives.
-    #[inline(always)]
-    pub(crate) fn node<'g>(&'g self, p: u64, s: u64, g: &'g Guard) -> Option<&'g Node<K, V>> {
-        self.slab.load(s, g).filter(|n| n.prefix == p)
-    }
-
     /// The entry equal to `q`, borrowed for as long as `g` lives.
     #[inline]
     pub(crate) fn get_in<'g, Q>(&'g self, q: &Q, g: &'g Guard) -> Option<&'g (K, V)>
@@ -102,10 +97,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> BoxMap<K, V> {
         K: Borrow<Q>,
         Q: ?Sized + Ord + 'static,
     {
-        let p = self.prefix_of(q);
-        let (_, s) = self.index.get(&Inl::new(p))?;
-        // A node of another prefix (or none): `p` was removed after the index was read.
-        let e = self.node(p, s.get(), g)?.entries();
+        let e = self.buckets.get(self.prefix_of(q), g)?.entries();
         find(e, q).ok().map(|i| &e[i])
     }
 
@@ -128,21 +120,17 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> BoxMap<K, V> {
         let mut out = None;
         // An entry added to a bucket that was there (a new bucket is the core's count).
         let mut added = false;
-        self.index.upsert(Inl::new(p), |cur| match cur {
-            Some(s) => {
-                let g = pin();
-                let e = self
-                    .node(p, s.get(), &g)
-                    .expect("CobTree: a prefix's slot holds its node")
-                    .entries();
-                let new = match find(e, &k) {
+        self.buckets.upsert(p, |cur| match cur {
+            Some(node) => {
+                let e = node.entries();
+                match find(e, &k) {
                     Ok(i) => {
                         let (v, r) = f(Some(&e[i].1));
                         out = Some(r);
                         v.map(|v| {
                             let mut n = e.to_vec();
                             n[i].1 = v;
-                            n
+                            Node::new(n)
                         })
                     }
                     Err(i) => {
@@ -154,20 +142,15 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> BoxMap<K, V> {
                             n.push((k, v));
                             n.extend_from_slice(&e[i..]);
                             added = true;
-                            n
+                            Node::new(n)
                         })
                     }
-                };
-                if let Some(n) = new {
-                    self.slab.replace(s.get(), Node::new(p, n));
                 }
-                None
             }
             None => {
                 let (v, r) = f(None);
                 out = Some(r);
-                let v = v?;
-                Some(Inl::new(self.slab.alloc(Node::one(p, (k, v)))))
+                Some(Node::one((k, v?)))
             }
         });
         if added {
@@ -184,48 +167,36 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> BoxMap<K, V> {
     {
         let p = self.prefix_of(q);
         let mut out = None;
-        self.index.update(&Inl::new(p), |s| {
-            let g = pin();
-            if let Some(node) = self.node(p, s.get(), &g) {
-                let e = node.entries();
-                if let Ok(i) = find(e, q) {
-                    let new = f(&e[i].1);
-                    let mut n = e.to_vec();
-                    out = Some(new.clone());
-                    n[i].1 = new;
-                    self.slab.replace(s.get(), Node::new(p, n));
-                }
-            }
-            *s
+        self.buckets.update(p, |node| {
+            let e = node.entries();
+            let i = find(e, q).ok()?;
+            let new = f(&e[i].1);
+            let mut n = e.to_vec();
+            out = Some(new.clone());
+            n[i].1 = new;
+            Some(Node::new(n))
         });
         out
     }
 
     /// Under the lock of prefix `p`'s core leaf: `f` reads the bucket's entries and returns
     /// the entries it should hold instead (`None`: unchanged); a bucket left empty is
-    /// dropped from the index and its slot freed. If `f` panics, nothing changed.
+    /// dropped from the index. If `f` panics, nothing changed.
     pub(crate) fn edit_prefix(&self, p: u64, f: impl FnOnce(&[(K, V)]) -> Option<Vec<(K, V)>>) {
         let mut d = 0i64;
-        let r = self.index.remove_if(&Inl::new(p), |s| {
-            let g = pin();
-            let Some(node) = self.node(p, s.get(), &g) else {
-                return false;
-            };
+        self.buckets.edit(p, |node| {
             let e = node.entries();
             let Some(n) = f(e) else {
-                return false;
+                return Edit::Keep;
             };
             // A bucket left empty takes its first entry out of the core's count.
             d = n.len().max(1) as i64 - e.len() as i64;
             if n.is_empty() {
-                return true;
+                Edit::Remove
+            } else {
+                Edit::Set(Node::new(n))
             }
-            self.slab.replace(s.get(), Node::new(p, n));
-            false
         });
-        if let Some(Ok((_, s))) = r {
-            self.slab.release(s.get());
-        }
         if d != 0 {
             self.add_extra(d);
         }
@@ -250,9 +221,9 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> BoxMap<K, V> {
 
     /// Keeps the entries for which `f` is true, bucket by bucket.
     pub(crate) fn retain(&self, f: &mut impl FnMut(&K, &V) -> bool) {
-        let prefixes = crate::iter::Range::<Inl<u64, 1>, _, _, _>::new(&self.index, ..);
-        for (p, _) in prefixes {
-            self.edit_prefix(p.get(), |e| {
+        let mut prefixes = self.buckets.cursor((Bound::Unbounded, Bound::Unbounded));
+        while let Some(p) = prefixes.next(false, &pin()).map(|(p, _)| p) {
+            self.edit_prefix(p, |e| {
                 let keep: Vec<bool> = e.iter().map(|(k, v)| f(k, v)).collect();
                 if keep.iter().all(|&k| k) {
                     return None;
@@ -271,11 +242,11 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> BoxMap<K, V> {
     /// Removes and returns the first (`front`) or last entry.
     pub(crate) fn pop(&self, front: bool) -> Option<(K, V)> {
         loop {
-            let mut ends = crate::iter::Range::<Inl<u64, 1>, _, _, _>::new(&self.index, ..);
-            let (p, _) = if front { ends.next() } else { ends.next_back() }?;
+            let mut ends = self.buckets.cursor((Bound::Unbounded, Bound::Unbounded));
+            let (p, _) = ends.next(!front, &pin())?;
             drop(ends);
             let mut out = None;
-            self.edit_prefix(p.get(), |e| {
+            self.edit_prefix(p, |e| {
                 let i = if front { 0 } else { e.len() - 1 };
                 let n = without(e, i);
                 out = Some(e[i].clone());
@@ -290,13 +261,8 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> BoxMap<K, V> {
     /// Every entry, in key order, taken out of the (owned) map.
     pub(crate) fn drain(&mut self) -> Vec<(K, V)> {
         let mut out = Vec::with_capacity(self.len());
-        let slots: Vec<u64> = crate::iter::Range::<Inl<u64, 1>, _, _, _>::new(&self.index, ..)
-            .map(|(_, s)| s.get())
-            .collect();
-        for s in slots {
-            if let Some(n) = self.slab.take(s) {
-                out.append(&mut n.into_entries());
-            }
+        for n in self.buckets.drain() {
+            out.append(&mut n.into_entries());
         }
         self.extra.store(0, Ordering::Relaxed);
         out

@@ -12,7 +12,8 @@
 
 use super::rebuild::Pack;
 use super::{
-    Geometry, Growth, Guard, Held, LOWER_ROOT, Pma, Root, UPPER_ROOT, Upsert, collect, fits, pin,
+    Edit, Geometry, Growth, Guard, Held, LOWER_ROOT, Pma, Root, UPPER_ROOT, Upsert, collect, fits,
+    pin,
 };
 use crate::key::Borrow;
 use crate::key::{Key, Pod};
@@ -460,26 +461,27 @@ impl<K: Key, V: Pod> Map<K, V> {
         self.remove_with(k, |pma, j| pma.leaf_remove(j, k))
     }
 
-    /// Removes `k` if `pred(&value)` says so, deciding under the leaf's lock (`pred` runs
-    /// there, exactly once if `k` is present; if it panics the leaf unlocks unchanged).
-    /// `None`: absent; `Some(Ok(entry))`: removed; `Some(Err(value))`: kept.
-    pub(crate) fn remove_if<Q: ?Sized + Ord>(
+    /// Keeps, replaces or removes `k`'s value as `f(&value)` says, deciding under the
+    /// leaf's lock (`f` runs there, exactly once if `k` is present; if it panics the leaf
+    /// unlocks unchanged). `None`: absent; `Some(Ok(entry))`: removed; `Some(Err(old))`:
+    /// kept or replaced.
+    pub(crate) fn edit<Q: ?Sized + Ord>(
         &self,
         k: &Q,
-        pred: impl FnOnce(&V) -> bool,
+        f: impl FnOnce(&V) -> Edit<V>,
     ) -> Option<Result<(K, V), V>>
     where
         K: Borrow<Q>,
     {
         let guard = pin();
         let mut spins = 0;
-        let mut pred = Some(pred);
+        let mut f = Some(f);
         let (r, j, geo) = loop {
             let pma = self.root.load(&guard);
             if let Some(j) = Self::lock_owner(pma, k) {
                 let lock = LeafLock { pma, j };
-                let p = pred.take().expect("remove_if: the predicate runs once");
-                let r = pma.leaf_remove_if(j, k, p);
+                let f = f.take().expect("edit: the closure runs once");
+                let r = pma.leaf_edit(j, k, f);
                 drop(lock);
                 break (r, j, pma.geometry());
             }

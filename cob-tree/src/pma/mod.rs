@@ -2,7 +2,8 @@
 //! structural change. Safe code except [`root`] (publishing and reclaiming arrays),
 //! [`hint`] (prefetch, the zeroed lines), [`inl`] (inline values' bytes), `repr`'s
 //! unreachable tag, `leaf`'s unchecked splits and one unchecked load in the leaf search
-//! below, and [`slab`] (the boxed path's type-stable slots of epoch-reclaimed nodes).
+//! below, [`slab`] (the boxed path's type-stable cells of epoch-reclaimed nodes) and
+//! [`buckets`] (reading a node through the cell number the core holds).
 //!
 //! # Layout
 //!
@@ -26,6 +27,7 @@
 //! Leaves `>= live_end` are unused tail space (for the append fast path); the index pads
 //! them with `K::MAX`.
 
+pub(crate) mod buckets;
 pub(crate) mod geometry;
 mod hint;
 pub(crate) mod inl;
@@ -47,7 +49,7 @@ pub(crate) use geometry::{Geometry, Growth, default_leaf_capacity, fits};
 pub(crate) use read::{Offsets, Seek};
 pub use root::KEPT_ARRAY_BYTES;
 pub(crate) use root::{Guard, Held, Root, collect, pin};
-pub(crate) use write::Upsert;
+pub(crate) use write::{Edit, Upsert};
 
 use crate::key::Borrow;
 use crate::key::{Key, Pod};

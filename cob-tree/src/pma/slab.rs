@@ -1,32 +1,29 @@
-//! The boxed path's buckets (the module holding the boxed path's `unsafe`): type-stable
-//! slots, each an atomic pointer to an immutable [`Node`], the sorted entries that share
-//! one key prefix.
+//! The boxed path's buckets (the module holding the boxed path's `unsafe`): a pool of
+//! type-stable cells, each holding at most one immutable [`Node`], the sorted entries that
+//! share one key prefix. The word core ([`super::buckets`]) maps each prefix to the number
+//! of its node's cell.
 //!
-//! A slot is never freed while the map lives (it is reused for another prefix once its own
-//! was removed), so a reader holding a stale slot number reads a live slot; it checks the
-//! node's prefix, and a node of another prefix cannot hold its key. Slots live in chunks
-//! of doubling size, each made once (`OnceLock`) and never moved, so finding a slot is two
-//! loads: its chunk's start from a flat table, then the slot.
-//!
-//! Nodes live in a pool of cells of the same chunked shape (not one allocation each): a
-//! cell is written once when its node is made, and goes back to the pool only after its
-//! node was reclaimed (no reader can hold it any more), so a reader never sees a cell
-//! being rewritten. The pool's chunks are freed only with the map.
+//! Cells live in chunks of doubling size, each made once (`OnceLock`) and never moved or
+//! freed before the map, so finding a cell is one load of its chunk's start from a flat
+//! table and an add. A cell is written once when its node is made, and goes back to the
+//! pool only after its node was reclaimed (no reader can hold it any more), so a reader
+//! never sees a cell being rewritten.
 //!
 //! A node is never changed once published: a writer (serialised with every other writer
-//! of the prefix by the core leaf that owns it) builds a new node and swaps it in, then
-//! retires the old one to [`Limbo`]. Readers load a slot's pointer under a [`Guard`]
-//! (an epoch pin) and read the node without any lock and without writing shared memory.
+//! of the prefix by the core leaf that owns it) builds a new node in a free cell, writes
+//! that cell's number into the core, then retires the old one to [`Limbo`]. Readers read
+//! a cell number from the core under a [`Guard`] (an epoch pin) and read the node without
+//! any lock and without writing shared memory.
 
 // The word core's epoch pin: under loom/Miri it protects nothing, since nodes, like arrays,
 // are then freed only when the map drops.
-use super::{Guard, pin};
+use super::Guard;
 use crate::sync::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering, lock_std};
 use std::sync::{Arc, Mutex, OnceLock};
 
-/// Slots (and cells) in the first chunk; chunk `c` has `FIRST_CHUNK << c`.
+/// Cells in the first chunk; chunk `c` has `FIRST_CHUNK << c`.
 pub const FIRST_CHUNK: usize = 16;
-/// Chunks (enough for `FIRST_CHUNK * (2^CHUNKS - 1)` slots).
+/// Chunks (enough for `FIRST_CHUNK * (2^CHUNKS - 1)` cells).
 const CHUNKS: usize = 40;
 
 /// The entries of one node, sorted by key; one inline (no second allocation) in the
@@ -36,30 +33,29 @@ pub(crate) enum Entries<K, V> {
     Many(Box<[(K, V)]>),
 }
 
-/// One bucket: its prefix and its (never empty) sorted entries.
+/// One bucket: its (never empty) sorted entries. Its prefix is the core's key that names
+/// it.
 pub(crate) struct Node<K, V> {
-    pub(crate) prefix: u64,
     entries: Entries<K, V>,
 }
 
 impl<K, V> Node<K, V> {
-    /// A node of `prefix` holding the one entry `e` (no allocation of its own).
-    pub(crate) fn one(prefix: u64, e: (K, V)) -> Self {
+    /// A node holding the one entry `e` (no allocation of its own).
+    pub(crate) fn one(e: (K, V)) -> Self {
         Node {
-            prefix,
             entries: Entries::One(e),
         }
     }
 
-    /// A node of `prefix` holding `e` (sorted, not empty).
-    pub(crate) fn new(prefix: u64, mut e: Vec<(K, V)>) -> Self {
+    /// A node holding `e` (sorted, not empty).
+    pub(crate) fn new(mut e: Vec<(K, V)>) -> Self {
         debug_assert!(!e.is_empty());
         let entries = if e.len() == 1 {
             Entries::One(e.pop().expect("one entry"))
         } else {
             Entries::Many(e.into_boxed_slice())
         };
-        Node { prefix, entries }
+        Node { entries }
     }
 
     #[inline(always)]
@@ -67,6 +63,16 @@ impl<K, V> Node<K, V> {
         match &self.entries {
             Entries::One(e) => core::slice::from_ref(e),
             Entries::Many(b) => b,
+        }
+    }
+
+    /// `f` of every entry, in order; a one-entry node (the usual case) without a loop or
+    /// a slice.
+    #[inline(always)]
+    pub(crate) fn fold<'a, B>(&'a self, acc: B, f: &mut impl FnMut(B, &'a (K, V)) -> B) -> B {
+        match &self.entries {
+            Entries::One(e) => f(acc, e),
+            Entries::Many(b) => b.iter().fold(acc, f),
         }
     }
 
@@ -79,7 +85,7 @@ impl<K, V> Node<K, V> {
     }
 
     /// Bytes the node owns outside its cell (a shared bucket's entries).
-    fn own_bytes(&self) -> usize {
+    pub(crate) fn own_bytes(&self) -> usize {
         match &self.entries {
             Entries::One(_) => 0,
             Entries::Many(b) => core::mem::size_of_val(&**b),
@@ -160,6 +166,22 @@ impl<T> Chunked<T> {
         unsafe { &*start.wrapping_add(s as usize) }
     }
 
+    /// [`Self::at`] without the test that the chunk is made.
+    ///
+    /// # Safety
+    ///
+    /// [`Self::make`] of element `s` (or of another element of its chunk) must happen
+    /// before this call.
+    #[inline(always)]
+    unsafe fn at_made(&self, s: u64) -> &T {
+        let start = self.starts[chunk(s) % STARTS].load(Ordering::Acquire);
+        debug_assert!(!start.is_null(), "CobTree: cell of an unmade chunk");
+        // SAFETY: as in `at`: the caller's `make` stored the chunk's start before this call
+        // (every `make` of the chunk stores the same address, and a later load sees one of
+        // them: the start is never reset while `self` lives), so `start` is that address.
+        unsafe { &*start.wrapping_add(s as usize) }
+    }
+
     /// [`Self::at`] of an element whose chunk's start is not stored (yet): through the
     /// `OnceLock`, which panics if the chunk was never made.
     #[cold]
@@ -168,7 +190,7 @@ impl<T> Chunked<T> {
         let (c, o) = place(s);
         &self.chunks[c]
             .get()
-            .expect("CobTree: slot of an unmade chunk")[o]
+            .expect("CobTree: cell of an unmade chunk")[o]
     }
 
     /// Element `s`, making its chunk (every element `init()`) if it is not made yet.
@@ -192,12 +214,6 @@ impl<T> Chunked<T> {
 
     fn made(&self) -> impl Iterator<Item = &[T]> {
         self.chunks.iter().filter_map(|c| c.get().map(|b| &**b))
-    }
-
-    fn made_mut(&mut self) -> impl Iterator<Item = &mut [T]> {
-        self.chunks
-            .iter_mut()
-            .filter_map(|c| c.get_mut().map(|b| &mut **b))
     }
 }
 
@@ -242,12 +258,6 @@ impl<T> Numbers<T> {
         Got::Fresh(self.next.fetch_add(1, Ordering::Relaxed))
     }
 
-    fn give(&self, t: T) {
-        let mut f = lock_std(&self.free);
-        f.push(t);
-        self.free_len.store(f.len(), Ordering::Relaxed);
-    }
-
     fn give_all(&self, ts: impl IntoIterator<Item = T>) {
         let mut f = lock_std(&self.free);
         f.extend(ts);
@@ -258,23 +268,21 @@ impl<T> Numbers<T> {
 /// A node's place in the pool (a cell), whether it holds a node or not.
 struct CellPtr<K, V>(core::ptr::NonNull<Node<K, V>>);
 
-// SAFETY: a `CellPtr` in the free list or in `Limbo` is only an address in the pool's
-// chunks; whoever takes it from there owns the cell (the list hands it out once), and the
-// node it may hold is `Retired`'s to drop. Sending or sharing the address sends no `K` or
-// `V` by itself; the slab's own auto traits follow `K` and `V` (`_owns`).
+// SAFETY: a `CellPtr` in `Limbo` is only an address in the pool's chunks; whoever takes it
+// from there owns the cell (the limbo hands it out once), and the node it may hold is
+// `Retired`'s to drop. Sending or sharing the address sends no `K` or `V` by itself; the
+// slab's own auto traits follow `K` and `V` (`_owns`).
 unsafe impl<K, V> Send for CellPtr<K, V> {}
 // SAFETY: as above.
 unsafe impl<K, V> Sync for CellPtr<K, V> {}
 
 pub(crate) struct Slab<K, V> {
-    slots: Chunked<AtomicPtr<Node<K, V>>>,
-    /// Free slots (their prefixes were removed), and the count of slots.
-    slot_numbers: Numbers<u64>,
-    /// The nodes' cells, and the cells whose nodes were reclaimed.
     cells: Chunked<Cell<K, V>>,
-    free_cells: Numbers<CellPtr<K, V>>,
+    /// Cell numbers: the count of cells handed out, and the cells whose nodes were
+    /// reclaimed.
+    cell_numbers: Numbers<u64>,
     limbo: Limbo<K, V>,
-    /// The slots own their nodes, and readers on other threads get `&K`/`&V` while
+    /// The cells own their nodes, and readers on other threads get `&K`/`&V` while
     /// writers on other threads clone and drop them: `Send` when `K` and `V` are, `Sync`
     /// when they are `Send + Sync` (exactly `RwLock<(K, V)>`'s auto traits).
     _owns: core::marker::PhantomData<std::sync::RwLock<(K, V)>>,
@@ -283,103 +291,82 @@ pub(crate) struct Slab<K, V> {
 impl<K, V> Slab<K, V> {
     pub(crate) fn new() -> Self {
         Slab {
-            slots: Chunked::new(),
-            slot_numbers: Numbers::new(),
             cells: Chunked::new(),
-            free_cells: Numbers::new(),
+            cell_numbers: Numbers::new(),
             limbo: Limbo::new(),
             _owns: core::marker::PhantomData,
         }
     }
 
+    /// Where cell `c` (made by `store`) keeps its node.
     #[inline(always)]
-    fn slot(&self, s: u64) -> &AtomicPtr<Node<K, V>> {
-        // Every slot number in the map was handed out by `alloc`, which made its chunk.
-        self.slots.at(s)
+    fn cell(&self, c: u64) -> *mut Node<K, V> {
+        self.cells.at(c).0.get().cast::<Node<K, V>>()
     }
 
-    /// The node in slot `s` now (`None`: the slot is free), valid while `_g` lives.
+    /// The node in cell `c`, valid while `_g` lives.
+    ///
+    /// # Safety
+    ///
+    /// `c` must be the number `store` returned for a node that is not retired before `_g`
+    /// was pinned, and the store must happen before this call: in practice, `c` was read
+    /// from the word core as the current node of its prefix at a moment while `_g` was
+    /// pinned (a validated read, whose acquire fence pairs with the release fence of the
+    /// core writer that wrote `c`, after `store`), or under the lock of that prefix's leaf.
     #[inline(always)]
-    pub(crate) fn load<'g>(&'g self, s: u64, _g: &'g Guard) -> Option<&'g Node<K, V>> {
-        let p = self.slot(s).load(Ordering::Acquire);
-        // SAFETY: a non-null slot pointer points to a cell of `self.cells` into which
-        // `store` wrote a node before publishing it (release stores, matched by the
-        // acquire load above, so the node's contents are visible). The cells' chunks are
-        // freed only when the map drops, which needs it owned, so not while `self` is
-        // borrowed. A node is dropped, and its cell reused, only (a) when the map drops,
-        // or (b) by `Slab::retire`, after crossbeam-epoch reported that every thread
-        // pinned when the node was unlinked from its slot has unpinned; this thread was
-        // pinned (`_g`) before it loaded `p`, so either the unlink came after its pin or
-        // it could not have loaded `p`. Nodes are never written after publication, so a
-        // shared reference is sound.
-        unsafe { p.as_ref() }
+    pub(crate) unsafe fn node<'g>(&'g self, c: u64, _g: &'g Guard) -> &'g Node<K, V> {
+        // SAFETY: `store` of `c` made its chunk, and happens before this call (the
+        // caller's contract).
+        let p = unsafe { self.cells.at_made(c) }
+            .0
+            .get()
+            .cast::<Node<K, V>>();
+        // SAFETY: `store` wrote a node into cell `c` before that node's number reached the
+        // core, and that write happens before this call (the caller's contract). The
+        // cells' chunks are freed only when the map drops, which needs it owned, so not
+        // while `self` is borrowed. A node is dropped, and its cell reused, only (a) when
+        // the map drops, or (b) by `retire`, after crossbeam-epoch reported that every
+        // thread pinned when its caller unlinked the node from the core has unpinned; the
+        // caller saw the node current while pinned by `_g`, so either the unlink came after
+        // its pin or it could not have seen the node. Nodes are never written after
+        // publication, so a shared reference is sound.
+        unsafe { &*p }
     }
 
-    /// `node` written into a cell of the pool that this call alone owns.
+    /// `node` written into a cell of the pool that this call alone owns: the cell's
+    /// number, to publish through the core.
     #[inline(always)]
-    fn store(&self, node: Node<K, V>) -> *mut Node<K, V> {
-        let cell = match self.free_cells.take() {
-            Got::Reused(c) => c.0.as_ptr(),
-            Got::Fresh(i) => {
-                let c = self.cells.make(i, || {
+    pub(crate) fn store(&self, node: Node<K, V>) -> u64 {
+        let c = match self.cell_numbers.take() {
+            Got::Reused(c) => c,
+            Got::Fresh(c) => {
+                self.cells.make(c, || {
                     Cell(core::cell::UnsafeCell::new(core::mem::MaybeUninit::uninit()))
                 });
-                c.0.get().cast::<Node<K, V>>()
+                c
             }
         };
+        let cell = self.cell(c);
         // SAFETY: the cell is this call's alone: a fresh cell was counted once, and a
         // reused one was pushed to the free list once its node was dropped, after no
         // reader could hold that node any more (`retire`), and popped once. So nothing
         // reads or writes it now; it lies in a chunk that lives as long as `self`, and the
         // pointer comes from its `UnsafeCell`, which allows writes through `&self`.
         unsafe { cell.write(node) };
-        cell
+        c
     }
 
-    /// A free slot, now holding `node`.
-    pub(crate) fn alloc(&self, node: Node<K, V>) -> u64 {
-        let p = self.store(node);
-        let s = match self.slot_numbers.take() {
-            Got::Reused(s) | Got::Fresh(s) => s,
-        };
-        // No other thread writes slot `s` now (it was handed out to this call alone): a
-        // plain release store publishes the node, no read-modify-write needed.
-        let slot = self.slots.make(s, || AtomicPtr::new(core::ptr::null_mut()));
-        debug_assert!(
-            slot.load(Ordering::Relaxed).is_null(),
-            "CobTree: a free slot held a node"
-        );
-        slot.store(p, Ordering::Release);
-        s
-    }
-
-    /// Publishes `node` in slot `s` and retires the node it replaces. The caller
-    /// serialises the slot's writers (the core leaf lock of its prefix, which also orders
-    /// this after the previous write), so a load and a release store replace the node.
-    pub(crate) fn replace(&self, s: u64, node: Node<K, V>) {
-        let p = self.store(node);
-        let slot = self.slot(s);
-        let old = slot.load(Ordering::Relaxed);
-        slot.store(p, Ordering::Release);
-        self.retire(old);
-    }
-
-    /// Empties slot `s` (its prefix was removed from the index), retires its node and
-    /// returns the slot to the free list.
-    pub(crate) fn release(&self, s: u64) {
-        let old = self.slot(s).swap(core::ptr::null_mut(), Ordering::AcqRel);
-        self.retire(old);
-        self.slot_numbers.give(s);
-    }
-
-    /// `p` came out of a slot: this thread owns it now (it is in no slot any more), but
-    /// readers may still hold references to it, so it waits in `Limbo` until none can;
-    /// the nodes that are ready by then are dropped and their cells reused.
-    fn retire(&self, p: *mut Node<K, V>) {
-        let Some(p) = core::ptr::NonNull::new(p) else {
-            return;
-        };
-        let Some(ready) = self.limbo.retire(Retired(CellPtr(p))) else {
+    /// Retires the node of cell `c`: it waits in `Limbo` until no reader can hold it; the
+    /// nodes that are ready by then are dropped and their cells reused.
+    ///
+    /// # Safety
+    ///
+    /// Cell `c` holds a node that is no longer in the core (its prefix's word was
+    /// overwritten or removed, so no reader pinned from now on can find it), and this is
+    /// the one retirement of that node.
+    pub(crate) unsafe fn retire(&self, c: u64) {
+        let p = core::ptr::NonNull::new(self.cell(c)).expect("cells are in chunks");
+        let Some(ready) = self.limbo.retire(Retired(CellPtr(p), c)) else {
             return;
         };
         // Outside the limbo's lock: the nodes' drops run user code. A drop that panics
@@ -387,58 +374,36 @@ impl<K, V> Slab<K, V> {
         // reused, only freed with the map).
         let mut cells = Vec::with_capacity(ready.len());
         for r in ready {
-            let c = CellPtr(r.0.0);
+            let c = r.1;
             drop(r);
             cells.push(c);
         }
-        self.free_cells.give_all(cells);
+        self.cell_numbers.give_all(cells);
     }
 
-    /// The node still in slot `s`, taken out (the map is owned).
-    pub(crate) fn take(&mut self, s: u64) -> Option<Node<K, V>> {
-        let p = self.slot(s).swap(core::ptr::null_mut(), Ordering::AcqRel);
-        // SAFETY: a non-null slot pointer is a cell holding a node that nothing else
-        // drops or reads (it is in no slot now, and `&mut self` means no reader holds a
-        // reference); reading it out leaves the cell logically empty, and nothing drops a
-        // cell's contents but `retire` and `Drop`, which only see nodes in slots or limbo.
-        (!p.is_null()).then(|| unsafe { p.read() })
+    /// The node of cell `c`, read out (the cell is then logically empty).
+    ///
+    /// # Safety
+    ///
+    /// Cell `c` holds a node that nothing else reads or drops from now on: the map is
+    /// owned (`&mut self`), and `c` was the node of a prefix in the core, which forgets it.
+    pub(crate) unsafe fn take(&mut self, c: u64) -> Node<K, V> {
+        // SAFETY: the caller's contract: a node, in a live cell, read out once.
+        unsafe { self.cell(c).read() }
     }
 
-    /// Bytes of the slots' and cells' chunks and of what the nodes own outside their cells
-    /// (not what keys and values own themselves).
+    /// Bytes of the cells' chunks and of what the waiting nodes own outside their cells
+    /// (the live nodes' own bytes are the core's to count: it knows which cells hold them).
     pub(crate) fn heap_bytes(&self) -> usize {
-        let g = pin();
-        let mut n = self.limbo.bytes();
-        n += self.cells.made().map(core::mem::size_of_val).sum::<usize>();
-        for c in self.slots.made() {
-            n += core::mem::size_of_val(c);
-            for p in c {
-                // SAFETY: as in `load` (pinned by `g` before the load).
-                if let Some(node) = unsafe { p.load(Ordering::Acquire).as_ref() } {
-                    n += node.own_bytes();
-                }
-            }
-        }
-        drop(g);
-        n
+        self.limbo.bytes() + self.cells.made().map(core::mem::size_of_val).sum::<usize>()
     }
 }
 
 impl<K, V> Drop for Slab<K, V> {
     fn drop(&mut self) {
-        // The waiting nodes first: their cells' chunks are freed after this body.
+        // The waiting nodes (the live ones are dropped by the core's owner, which knows
+        // their cells): their cells' chunks are freed after this body.
         drop(core::mem::take(&mut lock_std(&self.limbo.nodes).0));
-        for c in self.slots.made_mut() {
-            for p in c.iter() {
-                let p = p.swap(core::ptr::null_mut(), Ordering::Relaxed);
-                if !p.is_null() {
-                    // SAFETY: the map is being dropped, so no reader holds a reference;
-                    // the slot's node is in a live cell, and no one else drops it (it is
-                    // in no other slot and not in limbo).
-                    unsafe { core::ptr::drop_in_place(p) };
-                }
-            }
-        }
     }
 }
 
@@ -458,9 +423,10 @@ struct Limbo<K, V> {
 /// A retired node and the flag the epoch collector sets once no reader can hold it.
 type Waiting<K, V> = (Arc<AtomicBool>, Retired<K, V>);
 
-/// A node out of its slot that readers may still be reading; dropped (in its cell) when
-/// this drops, which `Limbo` lets happen only once its flag is set, or when the map drops.
-struct Retired<K, V>(CellPtr<K, V>);
+/// A node out of the core that readers may still be reading, and its cell's number; dropped
+/// (in its cell) when this drops, which `Limbo` lets happen only once its flag is set, or
+/// when the map drops.
+struct Retired<K, V>(CellPtr<K, V>, u64);
 
 impl<K, V> Retired<K, V> {
     fn node(&self) -> &Node<K, V> {

@@ -18,6 +18,13 @@ pub(crate) enum Upsert<F, V> {
     Full(F),
 }
 
+/// What [`Pma::leaf_edit`]'s closure asks for.
+pub(crate) enum Edit<V> {
+    Keep,
+    Set(V),
+    Remove,
+}
+
 impl<K: Key, V: Pod> Pma<K, V> {
     /// Where `k` lies relative to locked leaf `j` (fences are stable while it is locked).
     pub(crate) fn owns_locked<Q: ?Sized + Ord>(&self, j: usize, k: &Q) -> Cmp
@@ -121,13 +128,14 @@ impl<K: Key, V: Pod> Pma<K, V> {
         Some((k, v, n - 1))
     }
 
-    /// Removes `k` from locked leaf `j` if `pred(&value)` (run before anything changes);
-    /// `Ok((key, value, new count))` when removed, `Err(value)` when kept.
-    pub(crate) fn leaf_remove_if<Q: ?Sized + Ord>(
+    /// Edits `k`'s value in locked leaf `j` as `f(&value)` says (run before anything
+    /// changes): `Ok((key, value, new count))` when removed, `Err(old value)` when kept or
+    /// replaced.
+    pub(crate) fn leaf_edit<Q: ?Sized + Ord>(
         &self,
         j: usize,
         k: &Q,
-        pred: impl FnOnce(&V) -> bool,
+        f: impl FnOnce(&V) -> Edit<V>,
     ) -> Option<Result<(K, V, usize), V>>
     where
         K: Borrow<Q>,
@@ -137,11 +145,17 @@ impl<K: Key, V: Pod> Pma<K, V> {
         let n = l.count_of(meta);
         let s = l.find(n, k, !self.prefetch).ok()?;
         let v = l.val(s);
-        if !pred(&v) {
-            return Some(Err(v));
+        match f(&v) {
+            Edit::Keep => Some(Err(v)),
+            Edit::Set(new) => {
+                l.set_val(s, new);
+                Some(Err(v))
+            }
+            Edit::Remove => {
+                let (k, v) = l.take(meta, n, s);
+                Some(Ok((k, v, n - 1)))
+            }
         }
-        let (k, v) = l.take(meta, n, s);
-        Some(Ok((k, v, n - 1)))
     }
 
     /// Removes slot `s` of the `n` elements of locked leaf `j`.
