@@ -1,12 +1,14 @@
 //! Where a `String`-key map's iteration instructions go: `valgrind --tool=callgrind
-//! --toggle-collect='*str_profile::work*' target/release/examples/str_profile N` runs ten
-//! full iterations of the borrowing view of an `N`-key `CobTree<String, u64>` (random
-//! 8-32-byte keys, as bench-suite's `str iterate`), with collection only inside `work`;
+//! --toggle-collect='*str_profile::work*' target/release/examples/str_profile N [range]`
+//! runs ten full iterations (or with `range`, 1,000 ranges of 100 entries) of the
+//! borrowing view of an `N`-key `CobTree<String, u64>` (random 8-32-byte keys, as
+//! bench-suite's `str iterate`), with collection only inside `work` (or `work_range`);
 //! `callgrind_annotate` then splits the count by function and source line. The loop checks
 //! its answer.
 
 use cob_tree::CobTree;
 use std::hint::black_box;
+use std::ops::Bound;
 
 fn keys(n: usize) -> Vec<(String, u64)> {
     let mut x = 0x9e37_79b9_7f4a_7c15u64;
@@ -38,6 +40,17 @@ fn work(t: &CobTree<String, u64>) -> (usize, u64) {
     out
 }
 
+#[inline(never)]
+fn work_range(t: &CobTree<String, u64>, from: &[String]) -> u64 {
+    from.iter().fold(0u64, |s, k| {
+        black_box(t)
+            .pin()
+            .range::<str, _>((Bound::Included(k.as_str()), Bound::Unbounded))
+            .take(100)
+            .fold(s, |s, e| s.wrapping_add(*e.value()))
+    })
+}
+
 fn main() {
     let n: usize = std::env::args()
         .nth(1)
@@ -54,6 +67,17 @@ fn main() {
     }
     // Overwritten keys: the sum over what the map holds.
     let held = t.iter().fold(0u64, |s, (_, v)| s.wrapping_add(v));
+    if std::env::args().nth(2).as_deref() == Some("range") {
+        let from: Vec<String> = keys(n).into_iter().take(1000).map(|(k, _)| k).collect();
+        let want: u64 = from.iter().fold(0u64, |s, k| {
+            t.range::<str, _>((Bound::Included(k.as_str()), Bound::Unbounded))
+                .take(100)
+                .fold(s, |s, (_, v)| s.wrapping_add(v))
+        });
+        assert_eq!(work_range(&t, &from), want);
+        println!("1000 ranges, sum {want}");
+        return;
+    }
     let got = work(&t);
     assert_eq!(got, (t.len(), held));
     assert_eq!(got.0, want.0);

@@ -99,6 +99,13 @@ where
     {
         loop {
             let (p, n) = self.prefixes.next(false, g)?;
+            // The usual one-entry bucket away from the bounds: its entry, no slice made.
+            if let Some(one) = n.single()
+                && Some(p) != self.cut.lo
+                && Some(p) != self.cut.hi
+            {
+                return Some(core::slice::from_ref(one));
+            }
             if let Some(e) = self.cut.entries(p, n) {
                 return Some(e);
             }

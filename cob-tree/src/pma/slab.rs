@@ -66,6 +66,15 @@ impl<K, V> Node<K, V> {
         }
     }
 
+    /// The entry of a one-entry node (the usual case).
+    #[inline(always)]
+    pub(crate) fn single(&self) -> Option<&(K, V)> {
+        match &self.entries {
+            Entries::One(e) => Some(e),
+            Entries::Many(_) => None,
+        }
+    }
+
     /// `f` of every entry, in order; a one-entry node (the usual case) without a loop or
     /// a slice.
     #[inline(always)]
