@@ -1,7 +1,7 @@
 //! Where a `String`-key map's iteration instructions go: `valgrind --tool=callgrind
 //! --toggle-collect='*str_profile::work*' target/release/examples/str_profile N [range]`
 //! runs ten full iterations (or with `range`, 1,000 ranges of 100 entries) of the
-//! borrowing view of an `N`-key `CobTree<String, u64>` (random 8-32-byte keys, as
+//! borrowing view of an `N`-key `CobTree<String, u64>` (or with `build`, builds one; random 8-32-byte keys, as
 //! bench-suite's `str iterate`), with collection only inside `work` (or `work_range`);
 //! `callgrind_annotate` then splits the count by function and source line. The loop checks
 //! its answer.
@@ -51,6 +51,15 @@ fn work_range(t: &CobTree<String, u64>, from: &[String]) -> u64 {
     })
 }
 
+#[inline(never)]
+fn work_build(keys: &[(String, u64)]) -> CobTree<String, u64> {
+    let t = CobTree::new();
+    for (k, v) in keys {
+        t.insert(k.clone(), *v);
+    }
+    t
+}
+
 fn main() {
     let n: usize = std::env::args()
         .nth(1)
@@ -67,6 +76,13 @@ fn main() {
     }
     // Overwritten keys: the sum over what the map holds.
     let held = t.iter().fold(0u64, |s, (_, v)| s.wrapping_add(v));
+    if std::env::args().nth(2).as_deref() == Some("build") {
+        let ks = keys(n);
+        let b = work_build(&ks);
+        assert_eq!(b.len(), t.len());
+        println!("built {}", b.len());
+        return;
+    }
     if std::env::args().nth(2).as_deref() == Some("range") {
         let from: Vec<String> = keys(n).into_iter().take(1000).map(|(k, _)| k).collect();
         let want: u64 = from.iter().fold(0u64, |s, k| {

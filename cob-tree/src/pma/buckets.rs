@@ -85,12 +85,18 @@ impl<K, V> Buckets<K, V> {
     pub(crate) fn upsert(&self, p: u64, f: impl FnOnce(Option<&Node<K, V>>) -> Option<Node<K, V>>) {
         let mut replaced = false;
         let old = self.index.upsert(Inl::new(p), |cur| {
-            let g = pin();
-            // SAFETY: under `p`'s leaf lock, `cur` is the current node of `p` and only this
-            // writer could retire it (after this write).
-            let node = cur.map(|c| unsafe { self.slab.node(c.get(), &g) });
-            let new = f(node)?;
-            replaced = cur.is_some();
+            let new = match cur {
+                Some(c) => {
+                    let g = pin();
+                    // SAFETY: under `p`'s leaf lock, `c` is the current node of `p` and only
+                    // this writer could retire it (after this write).
+                    let new = f(Some(unsafe { self.slab.node(c.get(), &g) }))?;
+                    replaced = true;
+                    new
+                }
+                // A new prefix (the usual insert): no node to read, so no pin.
+                None => f(None)?,
+            };
             Some(Inl::new(self.slab.store(new)))
         });
         if replaced && let Some(c) = old {
