@@ -27,6 +27,6 @@ for t in order:
     elif t == 'xmalloc-test':
         metric = 'rtime s (lower better)'; vals = {a: m(a, 4) for a in v}; fmt = lambda x: f"{x:.3f}"
     else:
-        metric = 'wall s (lower better)'; vals = {a: m(a, 0) for a in v}; fmt = lambda x: f"{x:.2f}"
+        metric = 'wall s (lower better)'; vals = {a: m(a, 0) for a in v}; fmt = lambda x: f"{x:.3f}" if x < 1 else f"{x:.2f}"
     cpu = {a: m(a, 1) for a in v}; rss = {a: m(a, 2) / 1024 for a in v}; flt = {a: m(a, 3) for a in v}
     print(f"| {t}{' (FAILED: '+','.join(bad)+')' if bad else ''} | {metric} | {fmt(vals['ours'])} | {fmt(vals['sys'])} | {fmt(vals['mi'])} | {vals['ours']/vals['sys']:.2f}x | {vals['ours']/vals['mi']:.2f}x | {cpu['ours']:.2f} / {cpu['sys']:.2f} / {cpu['mi']:.2f} | {rss['ours']:.1f} / {rss['sys']:.1f} / {rss['mi']:.1f} | {rss['ours']/rss['sys']:.2f}x | {flt['ours']} / {flt['sys']} / {flt['mi']} |")
