@@ -13,6 +13,7 @@ declare -A args=(
   [cob-tree/quick]="20000"
   [cob-tree/index_layouts]="10"
   [cob-tree/profile]="get 1000|mix 1000|bt-rand 1000"
+  [cob-tree/str_profile]="1000|1000 range|1000 build"
   [arena-alloc/size_classes]=""
   [arena-alloc/stress]="200"
 )
