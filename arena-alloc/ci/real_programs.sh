@@ -16,6 +16,14 @@ cd "$ROOT"
 cargo build --release -q -p memlayout-arena-alloc --features capi
 LIB="$ROOT/target/release/libarena_alloc.so"
 [ -f "$LIB" ] || { echo "missing $LIB" >&2; exit 1; }
+# The arena table is all zeros, so it lies in .bss (no file-backed pages to fault in under
+# LD_PRELOAD); a non-zero initial field would move its 80 KiB into .data.
+DATA=$(size -A "$LIB" | awk '$1 == ".data" { print $2 }')
+if [ "${DATA:-0}" -gt 16384 ]; then
+    echo "FAIL: .data of libarena_alloc.so is $DATA bytes (a static table left .bss?)" >&2
+    exit 1
+fi
+echo ".data of libarena_alloc.so: ${DATA:-0} bytes"
 WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
 FAIL=0
