@@ -86,19 +86,25 @@ if [ -z "${TESTS:-}" ]; then
 fi
 TSV="$WORK/results.tsv"
 for r in $(seq 1 "$REPS"); do
+  # Each repetition moves the programs' stack by a different amount (an environment
+  # variable of 0-4 KiB, the same for every allocator in that repetition): cache-thrash's
+  # CPU time moves by up to 1.5x with the stack's address alone, for every allocator, so a
+  # median over one layout would compare layouts, not allocators.
+  pad=$(( (r - 1) * 1237 % 4096 ))
+  PADV=$(printf '%*s' "$pad" '')
   for t in $TESTS; do
     for a in $ALLOCS; do
       L=$(lib "$a"); out="$WORK/out.txt"; inf=/dev/null
       [ "$t" = barnes ] && inf="$B/barnes/input"
       rc=0
       t0=$(date +%s%N)
-      (cd "$WORK" && /usr/bin/time -o "$WORK/time" -f "%M %U %S %R" env ${L:+LD_PRELOAD=$L} $(cmd "$t") <"$inf" >"$out" 2>&1) || rc=$?
+      (cd "$WORK" && /usr/bin/time -o "$WORK/time" -f "%M %U %S %R" env MB_LAYOUT_PAD="$PADV" ${L:+LD_PRELOAD=$L} $(cmd "$t") <"$inf" >"$out" 2>&1) || rc=$?
       t1=$(date +%s%N)
       # Wall time from the shell's clock (ms resolution; /usr/bin/time's %e has 10 ms).
       wall=$(awk -v n=$((t1 - t0)) 'BEGIN { printf "%.3f", n / 1e9 }')
       m=$(metric "$t" "$out")
       printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$t" "$a" "$r" "$wall" "$(tail -1 "$WORK/time" | tr ' ' '\t')" "${m:--}" "$rc" >>"$TSV"
-      echo "$t $a rep $r: $wall $(tail -1 "$WORK/time") ${m:-} (exit $rc)" >&2
+      echo "$t $a rep $r (pad $pad): $wall $(tail -1 "$WORK/time") ${m:-} (exit $rc)" >&2
     done
   done
 done
