@@ -9,7 +9,7 @@
 //! The core orders the buckets by an order-preserving 8-byte key prefix ([`prefix`], or a
 //! user's prefix function), so a lookup searches only words until it reaches its bucket; the
 //! bucket's node holds the full entries. Every change to a bucket happens with the core
-//! leaf that owns its prefix locked (inside the core's `upsert`/`update`/`edit`
+//! leaf that owns its prefix locked (inside the core's `upsert`/`edit`
 //! closures, see `crate::pma::buckets`), so writes of one prefix are serialised; a writer
 //! builds a new node (cloning the entries it keeps), writes its cell into the core and
 //! retires the old one, and a bucket is emptied and its prefix removed in one step. Readers
@@ -167,14 +167,16 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> BoxMap<K, V> {
     {
         let p = self.prefix_of(q);
         let mut out = None;
-        self.buckets.update(p, |node| {
+        self.buckets.edit(p, |node| {
             let e = node.entries();
-            let i = find(e, q).ok()?;
+            let Ok(i) = find(e, q) else {
+                return Edit::Keep;
+            };
             let new = f(&e[i].1);
             let mut n = e.to_vec();
             out = Some(new.clone());
             n[i].1 = new;
-            Some(Node::new(n))
+            Edit::Set(Node::new(n))
         });
         out
     }

@@ -106,28 +106,6 @@ impl<K, V> Buckets<K, V> {
         }
     }
 
-    /// Replaces prefix `p`'s node by `f(node)` (`None`: leave it), run with `p`'s core leaf
-    /// locked; nothing if `p` is absent.
-    pub(crate) fn update(&self, p: u64, f: impl FnOnce(&Node<K, V>) -> Option<Node<K, V>>) {
-        let mut replaced = false;
-        let r = self.index.update(&Inl::new(p), |cur| {
-            let g = pin();
-            // SAFETY: as in `upsert` (under the leaf lock).
-            let node = unsafe { self.slab.node(cur.get(), &g) };
-            match f(node) {
-                Some(new) => {
-                    replaced = true;
-                    Inl::new(self.slab.store(new))
-                }
-                None => *cur,
-            }
-        });
-        if replaced && let Some((old, _)) = r {
-            // SAFETY: as in `upsert`: the core now holds the new cell, `old` is out.
-            unsafe { self.slab.retire(old.get()) };
-        }
-    }
-
     /// Under the lock of prefix `p`'s core leaf: `f` reads the node and returns the node
     /// to hold instead (`Edit::Set`), `Edit::Remove` to drop the prefix, or `Edit::Keep`.
     /// If `f` panics, nothing changed.
