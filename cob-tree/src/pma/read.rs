@@ -171,7 +171,7 @@ impl<K: Key, V: Pod> Pma<K, V> {
     /// iterator that read leaf `j` to its end, whose fence there was `fence`: the whole
     /// of that leaf, if it is the one that continues exactly from `fence` (`None`: busy, or
     /// not that leaf; the caller then seeks).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn seek_next(
         &self,
         j: usize,

@@ -4,8 +4,9 @@
 //! of its node's cell.
 //!
 //! Cells live in chunks of doubling size, each made once (`OnceLock`) and never moved or
-//! freed before the map, so finding a cell is one load of its chunk's start from a flat
-//! table and an add. A cell is written once when its node is made, and goes back to the
+//! freed before the map. A cell's number (what the core stores) carries its chunk in its top
+//! bits ([`handle`]), so finding a cell is a shift, one load of its chunk's start from a
+//! flat table and an add. A cell is written once when its node is made, and goes back to the
 //! pool only after its node was reclaimed (no reader can hold it any more), so a reader
 //! never sees a cell being rewritten.
 //!
@@ -25,6 +26,11 @@ use std::sync::{Arc, Mutex, OnceLock};
 pub const FIRST_CHUNK: usize = 16;
 /// Chunks (enough for `FIRST_CHUNK * (2^CHUNKS - 1)` cells).
 const CHUNKS: usize = 40;
+/// A cell's number is `chunk << OFFSET_BITS | offset in the chunk` ([`handle`]).
+const OFFSET_BITS: u32 = 58;
+// Every offset fits below the chunk bits, and every chunk number in them.
+const _: () = assert!((FIRST_CHUNK as u64) << (CHUNKS - 1) <= 1 << OFFSET_BITS);
+const _: () = assert!(CHUNKS <= 1 << (u64::BITS - OFFSET_BITS));
 
 /// The entries of one node, sorted by key; one inline (no second allocation) in the
 /// common case of a prefix that only one key has.
@@ -114,18 +120,20 @@ unsafe impl<K, V> Sync for Cell<K, V> {}
 // SAFETY: as above; a cell's contents are dropped only by `Retired` or the slab's drop.
 unsafe impl<K, V> Send for Cell<K, V> {}
 
-/// Entries of [`Chunked`]'s table of chunk starts: one for every chunk number [`chunk`]
-/// can give (so indexing it needs no bounds check); those from [`CHUNKS`] on stay null.
-const STARTS: usize = usize::BITS as usize;
+/// Entries of [`Chunked`]'s table of chunk starts: one for every chunk number a handle's
+/// top bits can hold (so indexing it needs no bounds check); those from [`CHUNKS`] on stay
+/// null.
+const STARTS: usize = 1 << (u64::BITS - OFFSET_BITS);
 
 /// Elements in chunks of doubling size, each made once and never moved or freed before
 /// the whole `Chunked` drops (which drops the elements as `T`: cells drop nothing).
 struct Chunked<T> {
     chunks: [OnceLock<Box<[T]>>; CHUNKS],
-    /// Per made chunk `c`: the address of its first element moved back by that element's
-    /// number ([`first`]`(c)`), so element `s` of chunk `c` is at `starts[c] + s` (one
-    /// load and an add, where the `OnceLock` costs a state check and two bounds checks);
-    /// null until the chunk is made. Only an address: the chunk itself is `chunks[c]`'s.
+    /// Per made chunk `c`: the address of its first element moved back by `c <<
+    /// OFFSET_BITS` elements (wrapping), so the element of handle `h` of chunk `c` is at
+    /// `starts[c] + h` (one load and an add, where the `OnceLock` costs a state check and
+    /// two bounds checks); null until the chunk is made. Only an address: the chunk itself
+    /// is `chunks[c]`'s.
     starts: [AtomicPtr<T>; STARTS],
 }
 
@@ -149,6 +157,31 @@ fn place(s: u64) -> (usize, usize) {
     (c, s as usize - first(c))
 }
 
+/// The handle of element `s` (the `s`-th element made): its chunk in the top bits, its
+/// offset in the chunk below them.
+#[inline(always)]
+fn handle(s: u64) -> u64 {
+    let (c, o) = place(s);
+    (c as u64) << OFFSET_BITS | o as u64
+}
+
+/// Chunk and offset of the element of handle `h`.
+#[inline(always)]
+fn unpack(h: u64) -> (usize, usize) {
+    (
+        (h >> OFFSET_BITS) as usize,
+        (h & ((1 << OFFSET_BITS) - 1)) as usize,
+    )
+}
+
+/// What a chunk's start is moved back by in [`Chunked::starts`]: its handles' top bits, as
+/// an element count (wrapping: the chunk bits are cut off where `usize` is 32 bits, and
+/// the element's handle then is its offset).
+#[inline(always)]
+fn bias(c: usize) -> usize {
+    ((c as u64) << OFFSET_BITS) as usize
+}
+
 impl<T> Chunked<T> {
     fn new() -> Self {
         Chunked {
@@ -157,52 +190,56 @@ impl<T> Chunked<T> {
         }
     }
 
-    /// Element `s`, which must have been made (by [`Self::make`]).
+    /// The element of handle `h` ([`handle`] of an element made by [`Self::make`]).
     #[inline(always)]
-    fn at(&self, s: u64) -> &T {
-        let start = self.starts[chunk(s) % STARTS].load(Ordering::Acquire);
+    fn at(&self, h: u64) -> &T {
+        let start = self.starts[unpack(h).0 % STARTS].load(Ordering::Acquire);
         if start.is_null() {
-            return self.at_unmade(s);
+            return self.at_unmade(h);
         }
         // SAFETY: a non-null start was stored by `make` (release, matched by the acquire
-        // load above) after chunk `c = chunk(s)` was made: `chunks[c]`'s boxed slice of
-        // `FIRST_CHUNK << c` initialised elements, moved back by `first(c)`. `place` puts
-        // `s` at offset `s - first(c) < FIRST_CHUNK << c` of that chunk, so the address
-        // moved forward by `s` (wrapping, as it was moved back: the provenance is the
-        // chunk's) is that element, in bounds. The chunk is never moved or freed while
-        // `self` lives (`OnceLock` hands out only shared references, and only the drop of
-        // `self` frees it), and only shared references to its elements are ever made.
-        unsafe { &*start.wrapping_add(s as usize) }
+        // load above) after chunk `c = unpack(h).0` was made: `chunks[c]`'s boxed slice of
+        // `FIRST_CHUNK << c` initialised elements, moved back by `bias(c)` elements. `h` is
+        // `handle(s)` of an element `s` of that chunk, `bias(c) + o` with `o < FIRST_CHUNK <<
+        // c` its offset, so the address moved forward by `h` (wrapping, as it was moved back,
+        // with the same cut to `usize`: the provenance is the chunk's) is element `o`, in
+        // bounds. The chunk is never moved or freed while `self` lives (`OnceLock` hands out
+        // only shared references, and only the drop of `self` frees it), and only shared
+        // references to its elements are ever made.
+        unsafe { &*start.wrapping_add(h as usize) }
     }
 
     /// [`Self::at`] without the test that the chunk is made.
     ///
     /// # Safety
     ///
-    /// [`Self::make`] of element `s` (or of another element of its chunk) must happen
-    /// before this call.
+    /// `h` must be [`handle`]`(s)` of an element `s` whose [`Self::make`] (or that of
+    /// another element of its chunk) happens before this call.
     #[inline(always)]
-    unsafe fn at_made(&self, s: u64) -> &T {
-        let start = self.starts[chunk(s) % STARTS].load(Ordering::Acquire);
+    unsafe fn at_made(&self, h: u64) -> &T {
+        let start = self.starts[unpack(h).0 % STARTS].load(Ordering::Acquire);
         debug_assert!(!start.is_null(), "CobTree: cell of an unmade chunk");
         // SAFETY: as in `at`: the caller's `make` stored the chunk's start before this call
         // (every `make` of the chunk stores the same address, and a later load sees one of
         // them: the start is never reset while `self` lives), so `start` is that address.
-        unsafe { &*start.wrapping_add(s as usize) }
+        unsafe { &*start.wrapping_add(h as usize) }
     }
 
     /// [`Self::at`] of an element whose chunk's start is not stored (yet): through the
     /// `OnceLock`, which panics if the chunk was never made.
     #[cold]
     #[inline(never)]
-    fn at_unmade(&self, s: u64) -> &T {
-        let (c, o) = place(s);
-        &self.chunks[c]
-            .get()
+    fn at_unmade(&self, h: u64) -> &T {
+        let (c, o) = unpack(h);
+        &self
+            .chunks
+            .get(c)
+            .and_then(OnceLock::get)
             .expect("CobTree: cell of an unmade chunk")[o]
     }
 
-    /// Element `s`, making its chunk (every element `init()`) if it is not made yet.
+    /// Element `s` (the `s`-th made; its handle is [`handle`]`(s)`), making its chunk
+    /// (every element `init()`) if it is not made yet.
     #[inline(always)]
     fn make(&self, s: u64, init: impl Fn() -> T) -> &T {
         let (c, o) = place(s);
@@ -214,7 +251,7 @@ impl<T> Chunked<T> {
             // the `get_or_init` that made the chunk, through a flag, counted 12 more
             // instructions per insert.)
             start.store(
-                made.as_ptr().cast_mut().wrapping_sub(first(c)),
+                made.as_ptr().cast_mut().wrapping_sub(bias(c)),
                 Ordering::Release,
             );
         }
@@ -287,8 +324,8 @@ unsafe impl<K, V> Sync for CellPtr<K, V> {}
 
 pub(crate) struct Slab<K, V> {
     cells: Chunked<Cell<K, V>>,
-    /// Cell numbers: the count of cells handed out, and the cells whose nodes were
-    /// reclaimed.
+    /// Cell numbers: the count of cells handed out (cell `n` is [`handle`]`(n)`), and the
+    /// handles of the cells whose nodes were reclaimed.
     cell_numbers: Numbers<u64>,
     limbo: Limbo<K, V>,
     /// The cells own their nodes, and readers on other threads get `&K`/`&V` while
@@ -307,7 +344,7 @@ impl<K, V> Slab<K, V> {
         }
     }
 
-    /// Where cell `c` (made by `store`) keeps its node.
+    /// Where cell `c` (a handle `store` returned) keeps its node.
     #[inline(always)]
     fn cell(&self, c: u64) -> *mut Node<K, V> {
         self.cells.at(c).0.get().cast::<Node<K, V>>()
@@ -324,8 +361,8 @@ impl<K, V> Slab<K, V> {
     /// core writer that wrote `c`, after `store`), or under the lock of that prefix's leaf.
     #[inline(always)]
     pub(crate) unsafe fn node<'g>(&'g self, c: u64, _g: &'g Guard) -> &'g Node<K, V> {
-        // SAFETY: `store` of `c` made its chunk, and happens before this call (the
-        // caller's contract).
+        // SAFETY: `c` is the handle `store` returned, after making the cell's chunk, and that
+        // store happens before this call (the caller's contract).
         let p = unsafe { self.cells.at_made(c) }
             .0
             .get()
@@ -343,16 +380,16 @@ impl<K, V> Slab<K, V> {
     }
 
     /// `node` written into a cell of the pool that this call alone owns: the cell's
-    /// number, to publish through the core.
+    /// number (its handle), to publish through the core.
     #[inline(always)]
     pub(crate) fn store(&self, node: Node<K, V>) -> u64 {
         let c = match self.cell_numbers.take() {
             Got::Reused(c) => c,
-            Got::Fresh(c) => {
-                self.cells.make(c, || {
+            Got::Fresh(s) => {
+                self.cells.make(s, || {
                     Cell(core::cell::UnsafeCell::new(core::mem::MaybeUninit::uninit()))
                 });
-                c
+                handle(s)
             }
         };
         let cell = self.cell(c);
@@ -511,10 +548,10 @@ mod tests {
         }
         for s in 0..n {
             assert!(
-                core::ptr::eq(c.at(s), c.make(s, || AtomicU64::new(0))),
+                core::ptr::eq(c.at(handle(s)), c.make(s, || AtomicU64::new(0))),
                 "slot {s}"
             );
-            assert_eq!(c.at(s).load(Ordering::Relaxed), s, "slot {s}");
+            assert_eq!(c.at(handle(s)).load(Ordering::Relaxed), s, "slot {s}");
         }
         // Chunks 0..=3 hold 15 * FIRST_CHUNK elements, so chunks 0..=4 are made, the rest
         // not: their starts stay null.
@@ -535,7 +572,7 @@ mod tests {
     fn at_of_an_unmade_chunk_panics() {
         let c: Chunked<AtomicU64> = Chunked::new();
         c.make(0, || AtomicU64::new(0));
-        c.at(FIRST_CHUNK as u64);
+        c.at(handle(FIRST_CHUNK as u64));
     }
 
     #[test]
@@ -544,6 +581,7 @@ mod tests {
         for s in 0..10_000u64 {
             let p = place(s);
             assert_eq!(p, next, "slot {s}");
+            assert_eq!(unpack(handle(s)), p, "slot {s}");
             next = if p.1 + 1 == FIRST_CHUNK << p.0 {
                 (p.0 + 1, 0)
             } else {
