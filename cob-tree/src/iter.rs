@@ -57,7 +57,8 @@ impl<K, V> Cursor<K, V> {
     }
 
     /// Forgets the position: the next step seeks again.
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn invalidate(&mut self) {
         self.valid = false;
         self.seek.stop = self.seek.slot;
@@ -90,13 +91,15 @@ impl<K: Key, V: Pod> Cursor<K, V> {
     /// Whether a read made at `ver` still holds: the leaf is unchanged and, if it was
     /// frozen, its array is still the current one (a frozen array stops being current at
     /// publish, and from then on writes go to the new array).
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn holds(map: &Map<K, V>, arr: &Pma<K, V>, ver: u64) -> bool {
         ver & FROZEN == 0 || map.is_current(arr)
     }
 
     /// Takes over a validated position in leaf `j` of the range's array.
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn settle(&mut self, j: usize, s: Seek<K>, at: Offsets) {
         (self.j, self.seek, self.valid, self.at) = (j, s, true, at);
         self.fast_ver = if s.ver & FROZEN == 0 { s.ver } else { NEVER };
@@ -372,7 +375,8 @@ where
     /// The front's run was read to the end of its leaf: if that leaf is unchanged and
     /// the next one continues exactly at its fence, takes the next one's run as `step`
     /// does first (same checks), and says so; otherwise changes nothing.
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn next_leaf(&mut self) -> bool {
         let (range, back_last) = (&self.range, &self.back_last);
         let limit = |k: &K| before_end(range, back_last, k);
@@ -466,7 +470,8 @@ impl<Q: ?Sized, R, K: Key + core::fmt::Debug, V: Pod> core::fmt::Debug for Range
 }
 
 /// Whether `k` is after the start of `range` and after `front_last`.
-#[inline(always)]
+#[cfg_attr(debug_assertions, inline)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 fn after_start<Q, R, K>(range: &R, front_last: &Option<K>, k: &K) -> bool
 where
     Q: ?Sized + Ord,
@@ -482,7 +487,8 @@ where
 }
 
 /// Whether `k` is before the end of `range` and before `back_last`.
-#[inline(always)]
+#[cfg_attr(debug_assertions, inline)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 fn before_end<Q, R, K>(range: &R, back_last: &Option<K>, k: &K) -> bool
 where
     Q: ?Sized + Ord,

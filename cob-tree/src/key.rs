@@ -33,18 +33,21 @@ pub(crate) trait Borrow<Q: ?Sized> {
 
 impl<T: 'static, const W: usize> Pod for Inl<T, W> {
     const WORDS: usize = Inl::<T, W>::WORDS;
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn to_words(self) -> [u64; 2] {
         Inl::to_words(self)
     }
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn from_words(w: [u64; 2]) -> Self {
         Inl::from_words(w)
     }
 }
 
 impl<T: Ord + 'static, const W: usize> Key for Inl<T, W> {
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn greatest() -> Self {
         Inl::max()
     }

@@ -1,5 +1,11 @@
 #![doc = include_str!("../README.md")]
 
+// Hot paths are `inline(always)` only where debug assertions are off (release, bench,
+// loom). In debug builds LLVM honours `alwaysinline` even at -O0, and the nested hot paths
+// grew each test binary to over 100 MB and 30-100 s of LLVM time; there a plain `inline`
+// hint is enough. Written at each site as
+// `#[cfg_attr(debug_assertions, inline)] #[cfg_attr(not(debug_assertions), inline(always))]`.
+
 mod boxed;
 mod iter;
 mod iters;
@@ -58,7 +64,8 @@ static_assertions::assert_impl_all!(Range<'static, u64, core::ops::Range<u64>, u
 static_assertions::assert_impl_all!(Iter<'static, String, u64>: Send);
 
 /// Whether `(K, V)` takes the inline path: both plain words.
-#[inline(always)]
+#[cfg_attr(debug_assertions, inline)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 fn inline_kv<K: 'static, V: 'static>() -> bool {
     is_inline::<K>() && is_inline::<V>()
 }

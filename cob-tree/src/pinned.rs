@@ -35,7 +35,8 @@ enum Inner<'g, K, V> {
 
 impl<'g, K, V> Entry<'g, K, V> {
     /// The key.
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn key(&self) -> &K {
         match &self.0 {
             Inner::Ref(e) => &e.0,
@@ -44,7 +45,8 @@ impl<'g, K, V> Entry<'g, K, V> {
     }
 
     /// The value.
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn value(&self) -> &V {
         match &self.0 {
             Inner::Ref(e) => &e.1,
@@ -53,7 +55,8 @@ impl<'g, K, V> Entry<'g, K, V> {
     }
 
     /// The key and the value, by reference.
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn pair(&self) -> (&K, &V) {
         (self.key(), self.value())
     }

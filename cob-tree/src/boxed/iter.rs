@@ -46,7 +46,8 @@ where
     V: Clone + 'static,
 {
     /// The entries in the range of node `n` of prefix `p` (`None`: none).
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn entries<'g>(&self, p: u64, n: &'g Node<K, V>) -> Option<&'g [(K, V)]> {
         let mut e = n.entries();
         if Some(p) == self.lo || Some(p) == self.hi {
@@ -92,7 +93,8 @@ where
     /// Forced inline: it is the per-bucket step of the view's `next` (an out-of-line
     /// call here cost `take(n)`, which goes through `next`, about a third more
     /// instructions per element).
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn front_bucket<'g>(&mut self, g: &'g Guard) -> Option<&'g [(K, V)]>
     where
         'a: 'g,
@@ -151,7 +153,8 @@ where
 }
 
 /// `f` of every entry of `e`, in order; a one-entry bucket (the usual case) without a loop.
-#[inline(always)]
+#[cfg_attr(debug_assertions, inline)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 fn feed<'g, K, V, B>(e: &'g [(K, V)], acc: B, f: &mut impl FnMut(B, &'g (K, V)) -> B) -> B {
     match e {
         [one] => f(acc, one),

@@ -39,7 +39,8 @@ pub(crate) struct BoxMap<K, V> {
 }
 
 /// The slot of `b` where `q` is (`Ok`) or would go (`Err`).
-#[inline(always)]
+#[cfg_attr(debug_assertions, inline)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 fn find<K: Borrow<Q>, V, Q: ?Sized + Ord>(b: &[(K, V)], q: &Q) -> Result<usize, usize> {
     b.binary_search_by(|(k, _)| k.borrow().cmp(q))
 }
@@ -76,7 +77,8 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> BoxMap<K, V> {
 
     /// The prefix of lookup `q`: the user's function's (then `q` must be a `&K`), else the
     /// built-in one.
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn prefix_of<Q: ?Sized + 'static>(&self, q: &Q) -> u64
     where
         K: Borrow<Q>,

@@ -20,7 +20,8 @@ pub(crate) enum Kind {
 }
 
 /// The prefix kind of key type `K` (folds to a constant).
-#[inline(always)]
+#[cfg_attr(debug_assertions, inline)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) fn kind<K: 'static>() -> Kind {
     let probe = core::any::TypeId::of::<K>();
     macro_rules! is {
@@ -56,7 +57,8 @@ fn bytes(b: &[u8]) -> u64 {
 }
 
 /// The byte string a byte-string lookup `q` stands for, if its type is one we know.
-#[inline(always)]
+#[cfg_attr(debug_assertions, inline)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 fn as_bytes<Q: ?Sized + 'static>(q: &Q) -> Option<&[u8]> {
     macro_rules! try_as {
         ($($t:ty => |$x:ident| $e:expr),* $(,)?) => {
@@ -79,7 +81,8 @@ fn as_bytes<Q: ?Sized + 'static>(q: &Q) -> Option<&[u8]> {
 }
 
 /// An integer-like lookup's order-preserving encoding, if its type is one we know.
-#[inline(always)]
+#[cfg_attr(debug_assertions, inline)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 fn as_int<Q: ?Sized + 'static>(q: &Q) -> Option<u64> {
     const FLIP: u64 = 1 << 63;
     macro_rules! try_as {
@@ -103,7 +106,8 @@ fn as_int<Q: ?Sized + 'static>(q: &Q) -> Option<u64> {
 /// # Panics
 /// If `K` is a byte-string or integer type and `Q` is a borrowed form this crate does not
 /// know (a user `impl Borrow<MyType> for String`): use `&str`/`&[u8]` or the key type.
-#[inline(always)]
+#[cfg_attr(debug_assertions, inline)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) fn of<K: 'static, Q: ?Sized + 'static>(q: &Q) -> u64 {
     match kind::<K>() {
         Kind::None => 0,

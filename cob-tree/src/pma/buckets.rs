@@ -53,7 +53,8 @@ impl<K, V> Buckets<K, V> {
     }
 
     /// The node of prefix `p` now (`None`: absent), valid while `g` lives.
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn get<'g>(&'g self, p: u64, g: &'g Guard) -> Option<&'g Node<K, V>> {
         let (_, c) = self.index.get(&Inl::new(p))?;
         // SAFETY: `c` came from a validated read of the core (`Map::get`), made while `g`
@@ -178,7 +179,8 @@ pub(crate) struct Cursor<'a, K, V> {
 
 impl<'a, K, V> Cursor<'a, K, V> {
     /// The next prefix from the front (`back`: from the back) with its node.
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn next<'g>(&mut self, back: bool, g: &'g Guard) -> Option<(u64, &'g Node<K, V>)>
     where
         'a: 'g,
@@ -196,7 +198,8 @@ impl<'a, K, V> Cursor<'a, K, V> {
 
     /// Feeds every node left between the two ends to `f`, in prefix order: the core's
     /// internal iteration (a tight loop over each leaf's run).
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn fold<'g, B>(
         self,
         g: &'g Guard,
@@ -215,7 +218,8 @@ impl<'a, K, V> Cursor<'a, K, V> {
     }
 
     /// [`Self::fold`] with each node's prefix.
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn fold_with_prefix<'g, B>(
         self,
         g: &'g Guard,

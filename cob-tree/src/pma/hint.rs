@@ -10,7 +10,8 @@ use std::alloc::{Layout, alloc_zeroed, dealloc, handle_alloc_error};
 /// Asks the CPU to start loading the cache line holding word `i` of `ws`, where `i` may
 /// lie past the end of `ws` (a descent prefetches blocks below the last level without a
 /// bounds check): the address is only formed, never dereferenced.
-#[inline(always)]
+#[cfg_attr(debug_assertions, inline)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) fn prefetch_at(ws: &[AtomicU64], i: usize) {
     #[cfg(all(target_arch = "x86_64", not(any(loom, miri))))]
     {
@@ -91,7 +92,8 @@ impl Lines {
     ///
     /// # Panics
     /// If the range is not inside the lines.
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(super) fn words(&self, start: usize, len: usize) -> &[AtomicU64] {
         // Natively: one slice of everything, then an ordinary range index (which the
         // compiler merges with the caller's checks). Under Miri only the range itself is
@@ -111,7 +113,8 @@ impl Lines {
     /// lines). Not under Miri, where a reference that covers the whole array costs its
     /// size at every access (see [`words`](Self::words)).
     #[cfg(not(miri))]
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(super) fn all(&self) -> &[AtomicU64] {
         // SAFETY: as in `range` with `start = 0` and `len = total`: `lines` and the
         // `words` words after it lie inside the live, zero-initialised
@@ -121,7 +124,8 @@ impl Lines {
     }
 
     /// Words `start..start + len` (checked to lie inside the lines) as a slice.
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn range(&self, start: usize, len: usize) -> &[AtomicU64] {
         let total = self.words;
         assert!(

@@ -28,7 +28,8 @@ use core::cmp::Ordering;
 use core::marker::PhantomData;
 
 /// Whether `T` is stored inline. Folded to a constant in optimised builds.
-#[inline(always)]
+#[cfg_attr(debug_assertions, inline)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) fn is_inline<T: 'static>() -> bool {
     let t = TypeId::of::<T>();
     macro_rules! any_of {
@@ -103,7 +104,8 @@ pub(crate) const fn width<T>() -> usize {
 }
 
 impl<T, const W: usize> Clone for Inl<T, W> {
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn clone(&self) -> Self {
         *self
     }
@@ -117,7 +119,8 @@ impl<T: 'static, const W: usize> Inl<T, W> {
         if n > W { W } else { n }
     };
 
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn fits() -> bool {
         is_inline::<T>() && core::mem::size_of::<T>() <= 8 * W
     }
@@ -127,7 +130,8 @@ impl<T: 'static, const W: usize> Inl<T, W> {
     /// # Panics
     /// If `T` is not inline (never in this crate: the caller chose the inline path by the
     /// same test, which folds, so the check costs nothing).
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn new(t: T) -> Self {
         assert!(Self::fits(), "CobTree: type is not stored inline");
         let mut w = [0u64; W];
@@ -140,7 +144,8 @@ impl<T: 'static, const W: usize> Inl<T, W> {
     }
 
     /// The value, by copy.
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn get(self) -> T {
         // SAFETY: `self.w` holds a valid `T` (see `as_ref`); the listed types are `Copy`,
         // so reading one out of the words duplicates nothing that needs dropping.
@@ -148,7 +153,8 @@ impl<T: 'static, const W: usize> Inl<T, W> {
     }
 
     /// The value in place.
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn as_ref(&self) -> &T {
         // SAFETY: every `Inl<T>` was made by `new` or `from_words`, both of which assert
         // that `T` is inline, and hold in `w` the bytes of a valid `T` (`new`: written from
@@ -157,7 +163,8 @@ impl<T: 'static, const W: usize> Inl<T, W> {
         unsafe { &*self.w.as_ptr().cast::<T>() }
     }
 
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn to_words(self) -> [u64; 2] {
         let mut out = [0u64; 2];
         out[..W].copy_from_slice(&self.w);
@@ -166,7 +173,8 @@ impl<T: 'static, const W: usize> Inl<T, W> {
 
     /// Words back as a value; total: a word that no `bool`/`char` has (never stored, but
     /// the core never assumes so) reads as `true`/`'\0'`.
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn from_words(words: [u64; 2]) -> Self {
         assert!(Self::fits(), "CobTree: type is not stored inline");
         let mut w = [0u64; W];
@@ -185,7 +193,8 @@ impl<T: 'static, const W: usize> Inl<T, W> {
     }
 
     /// The greatest value (pads the index past the last used leaf).
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn max() -> Self
     where
         T: Ord,
@@ -223,20 +232,23 @@ impl<T: core::fmt::Debug + 'static, const W: usize> core::fmt::Debug for Inl<T, 
 }
 
 impl<T: Ord + 'static, const W: usize> PartialEq for Inl<T, W> {
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn eq(&self, o: &Self) -> bool {
         self.as_ref() == o.as_ref()
     }
 }
 impl<T: Ord + 'static, const W: usize> Eq for Inl<T, W> {}
 impl<T: Ord + 'static, const W: usize> PartialOrd for Inl<T, W> {
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
         Some(self.cmp(o))
     }
 }
 impl<T: Ord + 'static, const W: usize> Ord for Inl<T, W> {
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn cmp(&self, o: &Self) -> Ordering {
         self.as_ref().cmp(o.as_ref())
     }
@@ -249,7 +261,8 @@ impl<T: Ord + 'static, const W: usize> Ord for Inl<T, W> {
 pub(crate) struct Look<Q: ?Sized>(Q);
 
 impl<Q: ?Sized> Look<Q> {
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn new(q: &Q) -> &Look<Q> {
         // SAFETY: `Look<Q>` is `repr(transparent)` over `Q`, so `&Q` and `&Look<Q>` have
         // the same layout and metadata; the cast keeps the lifetime and provenance.
@@ -258,20 +271,23 @@ impl<Q: ?Sized> Look<Q> {
 }
 
 impl<Q: ?Sized + Ord> PartialEq for Look<Q> {
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn eq(&self, o: &Self) -> bool {
         self.0 == o.0
     }
 }
 impl<Q: ?Sized + Ord> Eq for Look<Q> {}
 impl<Q: ?Sized + Ord> PartialOrd for Look<Q> {
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
         Some(self.cmp(o))
     }
 }
 impl<Q: ?Sized + Ord> Ord for Look<Q> {
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn cmp(&self, o: &Self) -> Ordering {
         self.0.cmp(&o.0)
     }
@@ -280,14 +296,16 @@ impl<Q: ?Sized + Ord> Ord for Look<Q> {
 impl<T: core::borrow::Borrow<Q> + 'static, Q: ?Sized, const W: usize> crate::key::Borrow<Look<Q>>
     for Inl<T, W>
 {
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn borrow(&self) -> &Look<Q> {
         Look::new(self.as_ref().borrow())
     }
 }
 
 impl<T, const W: usize> crate::key::Borrow<Inl<T, W>> for Inl<T, W> {
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn borrow(&self) -> &Inl<T, W> {
         self
     }
@@ -297,18 +315,21 @@ impl<T, const W: usize> crate::key::Borrow<Inl<T, W>> for Inl<T, W> {
 pub(crate) struct LookRange<R>(pub(crate) R);
 
 impl<Q: ?Sized, R: core::ops::RangeBounds<Q>> core::ops::RangeBounds<Look<Q>> for LookRange<R> {
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn start_bound(&self) -> core::ops::Bound<&Look<Q>> {
         self.0.start_bound().map(Look::new)
     }
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn end_bound(&self) -> core::ops::Bound<&Look<Q>> {
         self.0.end_bound().map(Look::new)
     }
 }
 
 /// `&Q` as `&U` when they are the same type (a `TypeId` test that folds), else `None`.
-#[inline(always)]
+#[cfg_attr(debug_assertions, inline)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) fn cast_ref<Q: ?Sized + 'static, U: ?Sized + 'static>(q: &Q) -> Option<&U> {
     if TypeId::of::<Q>() == TypeId::of::<U>() {
         // SAFETY: `Q` and `U` are the same type (equal `TypeId`s), so `&Q` and `&U` are the

@@ -27,7 +27,8 @@ pub(crate) struct Leaf<'a, K, V> {
 
 impl<K: Key, V: Pod> Pma<K, V> {
     /// Leaf `j`'s words (one bounds check, for the leaf; the splits need none).
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn leaf(&self, j: usize) -> Leaf<'_, K, V> {
         let words = self.span(self.base(j), self.stride);
         let (h, kw, vw) = (
@@ -55,41 +56,48 @@ impl<K: Key, V: Pod> Pma<K, V> {
 }
 
 impl<K: Key, V: Pod> Leaf<'_, K, V> {
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn version(&self) -> &AtomicU64 {
         &self.hdr[VERSION]
     }
 
     /// Tries to lock the leaf (see [`Pma::try_lock`]).
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn try_lock(&self) -> bool {
         super::try_lock(self.version())
     }
 
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn meta(&self) -> u64 {
         self.hdr[META].load(Ordering::Relaxed)
     }
 
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn count_of(&self, meta: u64) -> usize {
         // A torn (unvalidated) meta word must not send a reader out of bounds.
         ((meta & COUNT_MASK) as usize).min(self.cap)
     }
 
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn lo(&self) -> K {
         load::<K>(&self.hdr[FENCES..], 0)
     }
 
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn hi(&self) -> K {
         load::<K>(&self.hdr[FENCES + K::WORDS..], 0)
     }
 
     /// Where `k` lies relative to the fences (`meta` read with them): the leaf owns
     /// `[lo, hi)`.
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn owns<Q: ?Sized + Ord>(&self, meta: u64, k: &Q) -> Cmp
     where
         K: Borrow<Q>,
@@ -103,27 +111,32 @@ impl<K: Key, V: Pod> Leaf<'_, K, V> {
         }
     }
 
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn key(&self, s: usize) -> K {
         load::<K>(self.ks, s)
     }
 
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn val(&self, s: usize) -> V {
         load::<V>(self.vs, s)
     }
 
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn set_key(&self, s: usize, k: K) {
         store::<K>(self.ks, s, k);
     }
 
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn set_val(&self, s: usize, v: V) {
         store::<V>(self.vs, s, v);
     }
 
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn set_count(&self, meta: u64, n: usize) {
         let m = (meta & !COUNT_MASK) | n as u64;
         self.hdr[META].store(m, Ordering::Relaxed);
@@ -132,7 +145,8 @@ impl<K: Key, V: Pod> Leaf<'_, K, V> {
     /// The slot of `k` among the `n` keys (`Ok`), or where it would go; `binary`: search
     /// (a leaf in cache), else scan (a leaf being prefetched: the scan starts on its
     /// first lines while the rest arrive).
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn find<Q: ?Sized + Ord>(
         &self,
         n: usize,
@@ -168,7 +182,8 @@ impl<K: Key, V: Pod> Leaf<'_, K, V> {
     }
 
     /// Puts `(k, v)` at slot `pos` of the `n` elements (the leaf has room).
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn insert_at(&self, meta: u64, n: usize, pos: usize, k: K, v: V) {
         shift_up::<K, V>(self.ks, self.vs, pos, n);
         self.set_key(pos, k);
@@ -177,7 +192,8 @@ impl<K: Key, V: Pod> Leaf<'_, K, V> {
     }
 
     /// Removes slot `s` of the `n` elements; returns it.
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn take(&self, meta: u64, n: usize, s: usize) -> (K, V) {
         let old = (self.key(s), self.val(s));
         shift_down::<K, V>(self.ks, self.vs, s, n);
@@ -187,7 +203,8 @@ impl<K: Key, V: Pod> Leaf<'_, K, V> {
 }
 
 /// Stores `t` at element `i` of a key or value slice.
-#[inline(always)]
+#[cfg_attr(debug_assertions, inline)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 fn store<T: Pod>(ws: &[AtomicU64], i: usize, t: T) {
     let w = t.to_words();
     if T::WORDS == 1 {

@@ -35,7 +35,8 @@ struct LeafLock<'a, K: Key, V: Pod> {
 }
 
 impl<K: Key, V: Pod> Drop for LeafLock<'_, K, V> {
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn drop(&mut self) {
         self.pma.unlock(self.j);
     }
@@ -130,13 +131,15 @@ impl<K: Key, V: Pod> Map<K, V> {
 
     /// Runs `f` on the current array until it answers: once without a pin when the map
     /// is pinless, then pinned, backing off between attempts.
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn read<R>(&self, f: impl Fn(&Pma<K, V>) -> Option<R>) -> R {
         self.read_counting(f, &mut 0)
     }
 
     /// [`read`](Self::read), adding the failed attempts to `retries`.
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn read_counting<R>(&self, f: impl Fn(&Pma<K, V>) -> Option<R>, retries: &mut usize) -> R {
         if let Some(pma) = self.root.load_pinless() {
             if let Some(r) = f(pma) {
@@ -178,7 +181,8 @@ impl<K: Key, V: Pod> Map<K, V> {
 
     /// Locks the leaf that owns `k` in `pma`, or `None` when a leaf on the way is busy or
     /// frozen (the caller backs off and retries from the root).
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn lock_owner<Q: ?Sized + Ord>(pma: &Pma<K, V>, k: &Q) -> Option<usize>
     where
         K: Borrow<Q>,
@@ -219,7 +223,8 @@ impl<K: Key, V: Pod> Map<K, V> {
         self.upsert_pinned(k, f)
     }
 
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn try_upsert<F: FnOnce(Option<V>) -> Option<V>>(
         &self,
         pma: &Pma<K, V>,
@@ -420,7 +425,8 @@ impl<K: Key, V: Pod> Map<K, V> {
         Some((rk, rv))
     }
 
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn removed(&self, j: usize, left: usize, geo: Geometry) {
         self.add_len(j, -1);
         // A sparse leaf is the cheap hint to check the whole array's density.

@@ -227,13 +227,15 @@ impl<K: Key, V: Pod> Pma<K, V> {
     // ----- words ------------------------------------------------------------------------
 
     /// Words `start..start + len` of the array, flat (leaf `j` starts at `j * stride`).
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn span(&self, start: usize, len: usize) -> &[AtomicU64] {
         span(&self.lines, start, len)
     }
 
     /// Every word of the array, flat (for reads that index it with precomputed offsets).
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn words(&self) -> Words<'_> {
         #[cfg(not(any(loom, miri)))]
         {
@@ -245,13 +247,15 @@ impl<K: Key, V: Pod> Pma<K, V> {
         }
     }
 
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn word(&self, i: usize) -> &AtomicU64 {
         &self.span(i, 1)[0]
     }
 
     /// Copies words `src..src + len` to `dst..dst + len` of the array (overlap allowed).
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn copy_within_array(&self, src: usize, dst: usize, len: usize) {
         if len > 0 {
             let lo = src.min(dst);
@@ -261,7 +265,8 @@ impl<K: Key, V: Pod> Pma<K, V> {
     }
 
     /// Leaf `j`'s key words and value words (`cap` elements each), bounds-checked once.
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn cells(&self, j: usize) -> (&[AtomicU64], &[AtomicU64]) {
         let k0 = self.key_off(j, 0);
         let kw = self.cap * K::WORDS;
@@ -296,14 +301,16 @@ impl<K: Key, V: Pod> Pma<K, V> {
     }
 
     /// `copy_cells` for a run that stays within one leaf at both ends.
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn copy_run(&self, s: usize, d: usize, c: usize) {
         let (sj, ss, dj, ds) = (s / self.cap, s % self.cap, d / self.cap, d % self.cap);
         self.copy_within_array(self.key_off(sj, ss), self.key_off(dj, ds), c * K::WORDS);
         self.copy_within_array(self.val_off(sj, ss), self.val_off(dj, ds), c * V::WORDS);
     }
 
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn load_at<T: Pod>(&self, off: usize) -> T {
         let mut w = [0u64; 2];
         for (i, x) in w.iter_mut().enumerate().take(T::WORDS) {
@@ -312,7 +319,8 @@ impl<K: Key, V: Pod> Pma<K, V> {
         T::from_words(w)
     }
 
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn store_at<T: Pod>(&self, off: usize, t: T) {
         let w = t.to_words();
         for (i, x) in w.iter().enumerate().take(T::WORDS) {
@@ -326,60 +334,71 @@ impl<K: Key, V: Pod> Pma<K, V> {
         }
     }
 
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn base(&self, j: usize) -> usize {
         j * self.stride
     }
 
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn key_off(&self, j: usize, s: usize) -> usize {
         self.base(j) + FENCES + 2 * K::WORDS + s * K::WORDS
     }
 
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn val_off(&self, j: usize, s: usize) -> usize {
         self.base(j) + FENCES + 2 * K::WORDS + self.cap * K::WORDS + s * V::WORDS
     }
 
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn key(&self, j: usize, s: usize) -> K {
         self.load_at(self.key_off(j, s))
     }
 
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn val(&self, j: usize, s: usize) -> V {
         self.load_at(self.val_off(j, s))
     }
 
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn meta(&self, j: usize) -> u64 {
         self.word(self.base(j) + META).load(Ordering::Relaxed)
     }
 
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn count_of(&self, meta: u64) -> usize {
         // A torn (unvalidated) meta word must not send a reader out of bounds.
         ((meta & COUNT_MASK) as usize).min(self.cap)
     }
 
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn count(&self, j: usize) -> usize {
         self.count_of(self.meta(j))
     }
 
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn lo(&self, j: usize) -> K {
         self.load_at(self.base(j) + FENCES)
     }
 
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn hi(&self, j: usize) -> K {
         self.load_at(self.base(j) + FENCES + K::WORDS)
     }
 
     /// Where `k` lies relative to leaf `j`'s fences (`meta` read with them): the leaf owns
     /// the keys in `[lo, hi)`.
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn owns<Q: ?Sized + Ord>(&self, j: usize, meta: u64, k: &Q) -> Cmp
     where
         K: Borrow<Q>,
@@ -395,7 +414,8 @@ impl<K: Key, V: Pod> Pma<K, V> {
 
     /// Where the position just below `k` lies relative to leaf `j`'s fences: the leaf
     /// holds the keys below `k` nearest to it when `lo < k <= hi` (a backward scan).
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn owns_below<Q: ?Sized + Ord>(&self, j: usize, meta: u64, k: &Q) -> Cmp
     where
         K: Borrow<Q>,
@@ -411,13 +431,15 @@ impl<K: Key, V: Pod> Pma<K, V> {
 
     // ----- seqlock -----------------------------------------------------------------------
 
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn version(&self, j: usize) -> &AtomicU64 {
         self.word(self.base(j) + VERSION)
     }
 
     /// Starts a validated read of leaf `j`: its version if no writer holds it.
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn read_begin(&self, j: usize) -> Option<u64> {
         let v = self.version(j).load(Ordering::Acquire);
         (v & 1 == 0).then_some(v)
@@ -425,7 +447,8 @@ impl<K: Key, V: Pod> Pma<K, V> {
 
     /// Ends a read begun at version `v`: true if nothing changed the leaf meanwhile (being
     /// frozen changes nothing in it).
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn read_end(&self, j: usize, v: u64) -> bool {
         // Pairs with the writer's release fence after locking: if any word read above was
         // written by a later writer, this load sees that writer's odd version (or later).
@@ -435,7 +458,8 @@ impl<K: Key, V: Pod> Pma<K, V> {
 
     /// Ends a read begun at version `v` exactly: true if the leaf did not change and was
     /// not frozen meanwhile (iterators, which must also notice that the array is retiring).
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn still(&self, j: usize, v: u64) -> bool {
         fence(Ordering::Acquire);
         self.version(j).load(Ordering::Relaxed) == v
@@ -443,7 +467,8 @@ impl<K: Key, V: Pod> Pma<K, V> {
 
     /// Tries to lock leaf `j` for writing; fails while another writer holds it and for good
     /// once it is frozen.
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn try_lock(&self, j: usize) -> bool {
         try_lock(self.version(j))
     }
@@ -460,7 +485,8 @@ impl<K: Key, V: Pod> Pma<K, V> {
 
     /// Unlocks leaf `j`; the version moves to the next even number (63 bits, +2 per write:
     /// it would take centuries of writes to one leaf to reach [`FROZEN`]).
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn unlock(&self, j: usize) {
         let ver = self.version(j);
         let v = ver.load(Ordering::Relaxed);
@@ -508,13 +534,15 @@ impl<K: Key, V: Pod> Pma<K, V> {
     // ----- index -------------------------------------------------------------------------
 
     /// Index words `start..start + len` (node `p` at `p * KW..`), flat.
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn index_span(&self, start: usize, len: usize) -> &[AtomicU64] {
         span(&self.index, start, len)
     }
 
     /// Eytzinger position of the fence of in-order rank `r` (the lower fence of leaf r+1).
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn pos_of_rank(&self, r: usize) -> usize {
         let i = r + 1;
         let tz = i.trailing_zeros();
@@ -541,7 +569,8 @@ impl<K: Key, V: Pod> Pma<K, V> {
 
     /// The leaf the index says owns `k`: the last live leaf whose lower fence is `<= k`.
     /// A hint only (the index may be mid-update); callers validate with the fences.
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn locate<Q: ?Sized + Ord>(&self, k: &Q) -> usize
     where
         K: Borrow<Q>,
@@ -591,7 +620,8 @@ impl<K: Key, V: Pod> Pma<K, V> {
 
     /// Starts loading every line of leaf `j` in parallel (a writer reads the header and
     /// keys and shifts values: one memory round trip instead of several).
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn prefetch_leaf(&self, j: usize) {
         if self.prefetch {
             self.prefetch_lines(self.base(j), self.stride);
@@ -599,7 +629,8 @@ impl<K: Key, V: Pod> Pma<K, V> {
     }
 
     /// Starts loading leaf `j`'s header and key lines in parallel.
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn prefetch_keys(&self, j: usize) {
         if self.prefetch {
             self.prefetch_lines(self.base(j), FENCES + 2 * K::WORDS + self.cap * K::WORDS);
@@ -607,7 +638,8 @@ impl<K: Key, V: Pod> Pma<K, V> {
     }
 
     /// Prefetches the lines of words `first..first + len` (`first` on a line boundary).
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn prefetch_lines(&self, first: usize, len: usize) {
         let w = self.words();
         let mut off = first;
@@ -628,7 +660,8 @@ struct Words<'a>(
 
 impl<'a> Words<'a> {
     /// Word `i`.
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn at(self, i: usize) -> &'a AtomicU64 {
         #[cfg(not(any(loom, miri)))]
         {
@@ -641,7 +674,8 @@ impl<'a> Words<'a> {
     }
 
     /// Words `start..start + len`.
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn slice(self, start: usize, len: usize) -> &'a [AtomicU64] {
         #[cfg(not(any(loom, miri)))]
         {
@@ -654,7 +688,8 @@ impl<'a> Words<'a> {
     }
 
     /// Starts loading the line of word `i` (no bounds check: a prefetch never faults).
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn prefetch(self, i: usize) {
         #[cfg(not(any(loom, miri)))]
         hint::prefetch_at(self.0, i);
@@ -663,7 +698,8 @@ impl<'a> Words<'a> {
     }
 
     /// The `T` stored at word `off` (one indexed load for one-word types).
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn load<T: Pod>(self, off: usize) -> T {
         if T::WORDS == 1 {
             return T::from_words([self.at(off).load(Ordering::Relaxed), 0]);
@@ -673,7 +709,8 @@ impl<'a> Words<'a> {
 }
 
 /// Tries to lock the leaf whose version word is `ver` (see [`Pma::try_lock`]).
-#[inline(always)]
+#[cfg_attr(debug_assertions, inline)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 fn try_lock(ver: &AtomicU64) -> bool {
     let v = ver.load(Ordering::Relaxed);
     if v & (1 | FROZEN) != 0
@@ -689,7 +726,8 @@ fn try_lock(ver: &AtomicU64) -> bool {
 }
 
 /// Words `start..start + len` of an array's storage (`Lines` off loom, plain words on it).
-#[inline(always)]
+#[cfg_attr(debug_assertions, inline)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 fn span(store: &Store, start: usize, len: usize) -> &[AtomicU64] {
     #[cfg(not(loom))]
     {
@@ -709,7 +747,8 @@ fn span(store: &Store, start: usize, len: usize) -> &[AtomicU64] {
 /// precomputed steps (no length bookkeeping: seven instructions a step instead of ten).
 /// The slot is below `n` whatever the keys hold, so a torn, unvalidated leaf can only give
 /// a wrong answer, which its version check then discards.
-#[inline(always)]
+#[cfg_attr(debug_assertions, inline)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 fn search<K: Key + Borrow<Q>, Q: ?Sized + Ord>(ks: &[AtomicU64], n: usize, k: &Q) -> usize {
     let ks = &ks[..n * K::WORDS];
     let at = |i: usize| {
@@ -744,7 +783,8 @@ fn search<K: Key + Borrow<Q>, Q: ?Sized + Ord>(ks: &[AtomicU64], n: usize, k: &Q
 }
 
 /// Loads the `T` stored at element `i` of a key or value slice.
-#[inline(always)]
+#[cfg_attr(debug_assertions, inline)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 fn load<T: Pod>(ws: &[AtomicU64], i: usize) -> T {
     // The common one-word case as a single indexed load (`WORDS` is a constant).
     if T::WORDS == 1 {
@@ -763,7 +803,8 @@ fn load<T: Pod>(ws: &[AtomicU64], i: usize) -> T {
 /// source word before it is overwritten, so overlaps of any distance copy correctly. (The
 /// compiler neither vectorizes nor unrolls atomic loops, and an insert into a wide leaf
 /// shifts tens of words.)
-#[inline(always)]
+#[cfg_attr(debug_assertions, inline)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 fn copy_words(ws: &[AtomicU64], src: usize, dst: usize, len: usize) {
     let (lo, hi) = (src.min(dst), src.max(dst));
     let s = &ws[lo..hi + len];
@@ -800,7 +841,8 @@ fn copy_words(ws: &[AtomicU64], src: usize, dst: usize, len: usize) {
 /// Opens slot `pos` of a leaf holding `n < cap` elements: elements `pos..n` of the key
 /// words `ks` and the value words `vs` move up one slot, keys and values in one pass (an
 /// insert's shift, the largest cost of a random insert into a small map).
-#[inline(always)]
+#[cfg_attr(debug_assertions, inline)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 fn shift_up<K: Pod, V: Pod>(ks: &[AtomicU64], vs: &[AtomicU64], pos: usize, n: usize) {
     if K::WORDS != 1 || V::WORDS != 1 {
         let (kw, vw) = (K::WORDS, V::WORDS);
@@ -856,7 +898,8 @@ fn shift_up<K: Pod, V: Pod>(ks: &[AtomicU64], vs: &[AtomicU64], pos: usize, n: u
 
 /// Closes slot `s` of a leaf holding `n > s` elements: elements `s + 1..n` move down one
 /// slot, keys and values in one pass (a remove's shift; see [`shift_up`]).
-#[inline(always)]
+#[cfg_attr(debug_assertions, inline)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 fn shift_down<K: Pod, V: Pod>(ks: &[AtomicU64], vs: &[AtomicU64], s: usize, n: usize) {
     if K::WORDS != 1 || V::WORDS != 1 {
         let (kw, vw) = (K::WORDS, V::WORDS);

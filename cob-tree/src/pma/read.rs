@@ -43,7 +43,8 @@ impl<K: Key, V: Pod> Pma<K, V> {
     /// validated read of the owning leaf, `None` when a leaf on the way was busy (the
     /// caller retries). Written as one loop over [`Leaf`](super::leaf::Leaf) views, so the
     /// common case (the first leaf owns the key) is straight-line code.
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn get_in<Q: ?Sized + Ord>(&self, k: &Q) -> Option<Option<(K, V)>>
     where
         K: Borrow<Q>,
@@ -171,7 +172,8 @@ impl<K: Key, V: Pod> Pma<K, V> {
     /// iterator that read leaf `j` to its end, whose fence there was `fence`: the whole
     /// of that leaf, if it is the one that continues exactly from `fence` (`None`: busy, or
     /// not that leaf; the caller then seeks).
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn seek_next(
         &self,
         j: usize,
@@ -212,7 +214,8 @@ impl<K: Key, V: Pod> Pma<K, V> {
     }
 
     /// Where leaf `j`'s version, keys and values lie in the flat words.
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn offsets(&self, j: usize) -> Offsets {
         let b = self.base(j);
         Offsets {
@@ -224,7 +227,8 @@ impl<K: Key, V: Pod> Pma<K, V> {
 
     /// Element `s` of the leaf at `o` if its version is still exactly `ver` after reading
     /// it (`s` below the count read at that version).
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn read_flat(&self, o: Offsets, s: usize, ver: u64) -> Option<(K, V)> {
         let w = self.words();
         let e = (
@@ -239,7 +243,8 @@ impl<K: Key, V: Pod> Pma<K, V> {
     /// only after the leaf's version was seen still equal to `ver` after reading it; stops
     /// at the first that is not. Returns the accumulator, the slot it stopped at and the
     /// last key fed.
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn fold_run<B>(
         &self,
         o: Offsets,
@@ -287,7 +292,8 @@ impl<K: Key, V: Pod> Pma<K, V> {
 
 /// Where `limit` stops an iterator that starts at `slot` of a leaf of `n` keys `ks`
 /// (see [`Seek::stop`]).
-#[inline(always)]
+#[cfg_attr(debug_assertions, inline)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 fn run_stop<K: Key>(
     ks: &[AtomicU64],
     slot: usize,

@@ -278,7 +278,8 @@ impl<K: Key, V: Pod> Pma<K, V> {
 }
 
 /// Copies the words of `src` to `dst` (same length, two different arrays).
-#[inline(always)]
+#[cfg_attr(debug_assertions, inline)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 fn copy_between(src: &[AtomicU64], dst: &[AtomicU64]) {
     for (to, from) in dst.iter().zip(src) {
         to.store(from.load(Ordering::Relaxed), Ordering::Relaxed);

@@ -15,7 +15,8 @@ pub(crate) enum Kind {
 
 impl Kind {
     /// The storage of `K -> V` (a pure function of the two types; folds to a constant).
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn of<K: 'static, V: 'static>() -> Kind {
         match (
             is_inline::<K>() && is_inline::<V>(),

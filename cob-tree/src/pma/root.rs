@@ -85,7 +85,8 @@ unsafe impl<K, V> Sync for Held<'_, K, V> where Pma<K, V>: Send + Sync {}
 
 impl<K, V> core::ops::Deref for Held<'_, K, V> {
     type Target = Pma<K, V>;
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn deref(&self) -> &Pma<K, V> {
         // SAFETY: `ptr` is either a kept array of the map, never freed before the map
         // (`Root::load_pinless`), which outlives `'a`, or the allocation of `_own`, which
@@ -118,7 +119,8 @@ impl<K: 'static, V: 'static> Root<K, V> {
 
     /// The current array if the map has only ever had kept arrays: valid for as long as
     /// `self`, with no pin.
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn load_pinless(&self) -> Option<&Pma<K, V>> {
         let p = self.ptr.load(Ordering::SeqCst);
         if !self.pinless.load(Ordering::SeqCst) {

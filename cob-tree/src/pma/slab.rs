@@ -64,7 +64,8 @@ impl<K, V> Node<K, V> {
         Node { entries }
     }
 
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn entries(&self) -> &[(K, V)] {
         match &self.entries {
             Entries::One(e) => core::slice::from_ref(e),
@@ -73,7 +74,8 @@ impl<K, V> Node<K, V> {
     }
 
     /// The entry of a one-entry node (the usual case).
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn single(&self) -> Option<&(K, V)> {
         match &self.entries {
             Entries::One(e) => Some(e),
@@ -83,7 +85,8 @@ impl<K, V> Node<K, V> {
 
     /// `f` of every entry, in order; a one-entry node (the usual case) without a loop or
     /// a slice.
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn fold<'a, B>(&'a self, acc: B, f: &mut impl FnMut(B, &'a (K, V)) -> B) -> B {
         match &self.entries {
             Entries::One(e) => f(acc, e),
@@ -138,20 +141,23 @@ struct Chunked<T> {
 }
 
 /// The chunk of element `s`.
-#[inline(always)]
+#[cfg_attr(debug_assertions, inline)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 fn chunk(s: u64) -> usize {
     let i = s as usize / FIRST_CHUNK + 1;
     (usize::BITS - 1 - i.leading_zeros()) as usize
 }
 
 /// The number of chunk `c`'s first element.
-#[inline(always)]
+#[cfg_attr(debug_assertions, inline)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 fn first(c: usize) -> usize {
     FIRST_CHUNK * ((1 << c) - 1)
 }
 
 /// Chunk and offset of element `s`.
-#[inline(always)]
+#[cfg_attr(debug_assertions, inline)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 fn place(s: u64) -> (usize, usize) {
     let c = chunk(s);
     (c, s as usize - first(c))
@@ -159,14 +165,16 @@ fn place(s: u64) -> (usize, usize) {
 
 /// The handle of element `s` (the `s`-th element made): its chunk in the top bits, its
 /// offset in the chunk below them.
-#[inline(always)]
+#[cfg_attr(debug_assertions, inline)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 fn handle(s: u64) -> u64 {
     let (c, o) = place(s);
     (c as u64) << OFFSET_BITS | o as u64
 }
 
 /// Chunk and offset of the element of handle `h`.
-#[inline(always)]
+#[cfg_attr(debug_assertions, inline)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 fn unpack(h: u64) -> (usize, usize) {
     (
         (h >> OFFSET_BITS) as usize,
@@ -177,7 +185,8 @@ fn unpack(h: u64) -> (usize, usize) {
 /// What a chunk's start is moved back by in [`Chunked::starts`]: its handles' top bits, as
 /// an element count (wrapping: the chunk bits are cut off where `usize` is 32 bits, and
 /// the element's handle then is its offset).
-#[inline(always)]
+#[cfg_attr(debug_assertions, inline)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 fn bias(c: usize) -> usize {
     ((c as u64) << OFFSET_BITS) as usize
 }
@@ -191,7 +200,8 @@ impl<T> Chunked<T> {
     }
 
     /// The element of handle `h` ([`handle`] of an element made by [`Self::make`]).
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn at(&self, h: u64) -> &T {
         let start = self.starts[unpack(h).0 % STARTS].load(Ordering::Acquire);
         if start.is_null() {
@@ -215,7 +225,8 @@ impl<T> Chunked<T> {
     ///
     /// `h` must be [`handle`]`(s)` of an element `s` whose [`Self::make`] (or that of
     /// another element of its chunk) happens before this call.
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     unsafe fn at_made(&self, h: u64) -> &T {
         let start = self.starts[unpack(h).0 % STARTS].load(Ordering::Acquire);
         debug_assert!(!start.is_null(), "CobTree: cell of an unmade chunk");
@@ -240,7 +251,8 @@ impl<T> Chunked<T> {
 
     /// Element `s` (the `s`-th made; its handle is [`handle`]`(s)`), making its chunk
     /// (every element `init()`) if it is not made yet.
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn make(&self, s: u64, init: impl Fn() -> T) -> &T {
         let (c, o) = place(s);
         let made = self.chunks[c].get_or_init(|| (0..FIRST_CHUNK << c).map(|_| init()).collect());
@@ -291,7 +303,8 @@ impl<T> Numbers<T> {
 
     /// An item no one else has: by the count's read-modify-write, or by a pop under the
     /// list's lock (which also orders it after the `give` that pushed it).
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn take(&self) -> Got<T> {
         if self.free_len.load(Ordering::Relaxed) != 0 {
             let mut f = lock_std(&self.free);
@@ -345,7 +358,8 @@ impl<K, V> Slab<K, V> {
     }
 
     /// Where cell `c` (a handle `store` returned) keeps its node.
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn cell(&self, c: u64) -> *mut Node<K, V> {
         self.cells.at(c).0.get().cast::<Node<K, V>>()
     }
@@ -359,7 +373,8 @@ impl<K, V> Slab<K, V> {
     /// from the word core as the current node of its prefix at a moment while `_g` was
     /// pinned (a validated read, whose acquire fence pairs with the release fence of the
     /// core writer that wrote `c`, after `store`), or under the lock of that prefix's leaf.
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) unsafe fn node<'g>(&'g self, c: u64, _g: &'g Guard) -> &'g Node<K, V> {
         // SAFETY: `c` is the handle `store` returned, after making the cell's chunk, and that
         // store happens before this call (the caller's contract).
@@ -381,7 +396,8 @@ impl<K, V> Slab<K, V> {
 
     /// `node` written into a cell of the pool that this call alone owns: the cell's
     /// number (its handle), to publish through the core.
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn store(&self, node: Node<K, V>) -> u64 {
         let c = match self.cell_numbers.take() {
             Got::Reused(c) => c,

@@ -54,7 +54,8 @@ impl<K: Key, V: Pod> Pma<K, V> {
     /// leave the key as it is, absent or not). `f` runs before anything changes, so if it
     /// panics the leaf is as it was. `Full(f)`: the key is absent and the leaf has no room
     /// (or the append fast path wants a fresh leaf); `f` has not run.
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn leaf_upsert<F: FnOnce(Option<V>) -> Option<V>>(
         &self,
         j: usize,
@@ -88,7 +89,8 @@ impl<K: Key, V: Pod> Pma<K, V> {
     /// Append fast path: an insert past the last key of the last live leaf, which is
     /// already filled to the root density, opens the next (unused) leaf instead of packing
     /// this one full, so sorted input never triggers window rebalances.
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn wants_fresh_leaf(&self, j: usize, meta: u64, n: usize, pos: usize) -> bool {
         meta & HI_INF != 0 && pos == n && n >= append_fill(self.cap) && j + 1 < self.leaves
     }
@@ -115,7 +117,8 @@ impl<K: Key, V: Pod> Pma<K, V> {
 
     /// Removes `k` from locked leaf `j`; returns the stored key, its value and the leaf's
     /// new count.
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn leaf_remove<Q: ?Sized + Ord>(&self, j: usize, k: &Q) -> Option<(K, V, usize)>
     where
         K: Borrow<Q>,
