@@ -103,7 +103,7 @@ fn set_delete_churn_runs_in_constant_memory() {
 #[test]
 fn a_big_build_grows_linearly() {
     let (small, big) = if cfg!(miri) {
-        (100, 400)
+        (50, 200)
     } else {
         (10_000, 100_000)
     };

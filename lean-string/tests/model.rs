@@ -15,7 +15,7 @@ const STATICS: [&str; 4] = [
 
 /// Fewer cases under Miri, and no failure-persistence file (Miri isolates the filesystem).
 fn config() -> ProptestConfig {
-    let mut c = ProptestConfig::with_cases(if cfg!(miri) { 3 } else { 192 });
+    let mut c = ProptestConfig::with_cases(if cfg!(miri) { 2 } else { 192 });
     if cfg!(miri) {
         c.failure_persistence = None;
     }
