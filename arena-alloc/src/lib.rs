@@ -29,8 +29,8 @@ pub use config::{
 };
 pub use stats::{ArenaStats, arena_stats, total_stats};
 pub use tcache::{
-    CACHE_BIN_BYTES, CACHE_BLOCKS, CACHE_MIN_BLOCKS, CACHED_CLASSES, REFILL_BYTES, bin_capacity,
-    flush_thread_cache, refill_count,
+    CACHE_BIN_BYTES, CACHE_BLOCKS, CACHE_MIN_BLOCKS, CACHED_CLASSES, REFILL_BYTES,
+    REMOTE_BATCH_BYTES, bin_capacity, flush_thread_cache, refill_count, remote_batch,
 };
 // Every size the inlined table path serves is a cached class.
 const _: () = assert!(class_of(class::LUT_MAX) < tcache::CACHED_CLASSES);

@@ -3,8 +3,8 @@
 //! A thread keeps up to `CACHE_BLOCKS` free blocks per class for the first
 //! `CACHED_CLASSES` classes, all owned by one arena (the one it last refilled from), so the
 //! common alloc/free pair touches no lock and no shared line. Blocks of other arenas go onto
-//! their pages' thread-free lists (one compare-and-swap, see `crate::remote`), never into
-//! this thread's bins (no false sharing of handed-out blocks). A pthread key destructor returns everything when the thread exits;
+//! their pages' thread-free lists (see `crate::remote`), a run of one page's blocks as one
+//! chain in one compare-and-swap ([`REMOTE_BATCH_BYTES`]), never into this thread's bins (no false sharing of handed-out blocks). A pthread key destructor returns everything when the thread exits;
 //! `flush_thread_cache` does it on demand.
 
 use crate::arena::{self, alloc_small, free_list};
@@ -27,6 +27,18 @@ pub const CACHE_BLOCKS: u32 = 1024;
 /// and at most half a bin: a refill writes a link into every block it takes, so taking
 /// more than the thread uses would touch (make resident) memory for nothing.
 pub const REFILL_BYTES: usize = 4 << 10;
+
+/// Bytes of other arenas' blocks of one page a thread holds back before it pushes them
+/// onto their page's thread-free list as one chain (one compare-and-swap for the chain
+/// instead of one a block: a consumer that frees a producer's blocks in order frees run
+/// after run of one page). A block of this size or more is pushed at once.
+pub const REMOTE_BATCH_BYTES: usize = 4 << 10;
+
+/// Blocks of class `class` a deferred remote chain holds at most (1: pushed at once).
+pub const fn remote_batch(class: usize) -> u32 {
+    let n = REMOTE_BATCH_BYTES / class_size(class);
+    if n < 1 { 1 } else { n as u32 }
+}
 
 /// Blocks one refill of class `class` takes.
 pub const fn refill_count(class: usize) -> u32 {
@@ -99,8 +111,20 @@ const fn empty_bins() -> [Bin; NUM_CLASSES] {
 
 const EMPTY_BINS: [Bin; NUM_CLASSES] = empty_bins();
 
+/// Other arenas' blocks of one page, freed by this thread and not pushed yet: a chain
+/// linked through the blocks' first words, newest first (`head`), `tail` the oldest, its
+/// link unset; `n == 0`: none (every field may then be stale).
+#[derive(Clone, Copy)]
+struct Deferred {
+    page: *mut u8,
+    head: *mut u8,
+    tail: *mut u8,
+    n: u32,
+}
+
 struct ThreadCache {
     bins: [Bin; NUM_CLASSES],
+    deferred: Deferred,
     /// Arena whose blocks this cache holds: `NO_ARENA` from `register` to the first
     /// refill and whenever the cache is off, so that `cache_push` needs no state check
     /// (0 while unregistered, when every bin has no room).
@@ -124,6 +148,12 @@ const UNUSED_CACHE: ThreadCache = ThreadCache {
         head: ptr::null_mut(),
         room: 0,
     }; NUM_CLASSES],
+    deferred: Deferred {
+        page: ptr::null_mut(),
+        head: ptr::null_mut(),
+        tail: ptr::null_mut(),
+        n: 0,
+    },
     arena: 0,
     state: CACHE_UNREGISTERED,
 };
@@ -322,10 +352,58 @@ unsafe fn push_slow(tcp: *mut ThreadCache, p: *mut u8, owner: usize, class: usiz
         return true;
     }
     // A block of another arena: onto its page's thread-free list, no lock taken (its
-    // arena's lock holder puts it back; see `crate::remote`).
+    // arena's lock holder puts it back; see `crate::remote`), with the blocks of the same
+    // page freed just before it, as one chain.
     // SAFETY: forwarded from the caller.
-    unsafe { arena::free_remote(p) };
+    unsafe { defer_remote(tc, p, class) };
     true
+}
+
+/// Adds block `p` of another arena to the deferred chain, pushing the chain when it is of
+/// another page or full.
+///
+/// # Safety
+/// `p` is a live small block of class `class`, given up; `tc` is this thread's cache.
+#[inline]
+unsafe fn defer_remote(tc: &mut ThreadCache, p: *mut u8, class: usize) {
+    let key = arena::page_key(p);
+    let d = &mut tc.deferred;
+    if d.n != 0 && d.page == key {
+        // SAFETY: `p` is given up and at least 16 bytes: its first word holds the link.
+        unsafe { p.cast::<*mut u8>().write(d.head) };
+        d.head = p;
+        d.n += 1;
+        if d.n >= remote_batch(class) {
+            // SAFETY: the chain's blocks are given-up blocks of one page.
+            unsafe { push_deferred(d) };
+        }
+        return;
+    }
+    // SAFETY: as above.
+    unsafe { push_deferred(d) };
+    *d = Deferred {
+        page: key,
+        head: p,
+        tail: p,
+        n: 1,
+    };
+    if remote_batch(class) == 1 {
+        // SAFETY: as above.
+        unsafe { push_deferred(d) };
+    }
+}
+
+/// Pushes the deferred chain (if any) onto its page's thread-free list.
+///
+/// # Safety
+/// `d` is this thread's deferred chain.
+unsafe fn push_deferred(d: &mut Deferred) {
+    if d.n != 0 {
+        d.n = 0;
+        // SAFETY: the chain's blocks are given-up small blocks of one page (`d.page`),
+        // linked from `head` to `tail`.
+        unsafe { arena::free_remote_chain(d.head, d.tail) };
+    }
 }
 
 /// This thread's arena (the one its cached blocks belong to) if it is below `heap_count`
@@ -446,6 +524,10 @@ unsafe fn register(tcp: *mut ThreadCache) {
 unsafe fn flush(tcp: *mut ThreadCache) {
     // SAFETY: forwarded from the caller.
     unsafe { flush_bins(tcp) };
+    // SAFETY: as above; no other reference to the cache is live.
+    let d = unsafe { &mut (*tcp).deferred };
+    // SAFETY: the thread's own deferred chain.
+    unsafe { push_deferred(d) };
 }
 
 /// Returns the cached blocks of the bins to the cache's arena.

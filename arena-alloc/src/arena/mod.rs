@@ -364,17 +364,39 @@ unsafe fn drain_remote(arena: &Arena, st: &mut ArenaState) {
 /// # Safety
 /// `p` is a live small block of this allocator, given up here.
 pub(crate) unsafe fn free_remote(p: *mut u8) {
+    // SAFETY: forwarded from the caller: a chain of one block.
+    unsafe { free_remote_chain(p, p) }
+}
+
+/// The page descriptor of small block `p`, as an opaque key: blocks with equal keys are on
+/// one page (what [`free_remote_chain`] requires of a chain).
+#[inline]
+pub(crate) fn page_key(p: *mut u8) -> *mut u8 {
+    page::page_of(page::segment_of(p), p).cast()
+}
+
+/// [`free_remote`] of a chain of blocks of one page, linked through their first words from
+/// `head` to `tail` (`tail`'s link unset), in one compare-and-swap.
+///
+/// # Safety
+/// Every block of the chain is a live small block of this allocator, given up here, and
+/// all have the same [`page_key`].
+pub(crate) unsafe fn free_remote_chain(head: *mut u8, tail: *mut u8) {
     debug_assert!(!crate::config::hardened());
-    let seg = page::segment_of(p);
-    let page = page::page_of(seg, p);
+    debug_assert_eq!(page_key(head), page_key(tail));
+    let seg = page::segment_of(head);
+    let page = page::page_of(seg, head);
     let words = page::remote_words(page);
-    // SAFETY: `p` is live, so its segment (and the page's words in page 0) is mapped.
+    // SAFETY: the blocks are live, so their segment (and the page's words in page 0) is
+    // mapped.
     let blocks = unsafe { &(*words).blocks };
-    // SAFETY: `p` is given up and at least 16 bytes: its first word holds the link.
-    let first = remote::push(blocks, p, |old| unsafe { p.cast::<*mut u8>().write(old) });
+    // SAFETY: `tail` is given up and at least 16 bytes: its first word holds the link.
+    let first = remote::push(blocks, head, |old| unsafe {
+        tail.cast::<*mut u8>().write(old)
+    });
     if first {
-        // SAFETY: the segment stays mapped: `p` is counted as used until a drain takes the
-        // page, which needs the push below first. `owner` never changes.
+        // SAFETY: the segment stays mapped: the chain is counted as used until a drain
+        // takes the page, which needs the push below first. `owner` never changes.
         let owner = unsafe { (*seg).owner } as usize;
         // SAFETY: as above.
         let next = unsafe { &(*words).next };
