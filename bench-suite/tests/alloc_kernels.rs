@@ -139,3 +139,37 @@ fn the_group_times_the_pair_for_every_allocator() {
     assert_eq!(names, want);
     assert!(results.iter().all(|m| m.stats.median > 0.0));
 }
+
+/// An allocator whose `alloc_zeroed` does not zero: mstress must say so.
+struct Unzeroed;
+
+// SAFETY: forwards to `System`; `alloc_zeroed` returns a valid (if not zeroed) block.
+unsafe impl GlobalAlloc for Unzeroed {
+    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
+        // SAFETY: forwarded.
+        unsafe { System.alloc(l) }
+    }
+    unsafe fn alloc_zeroed(&self, l: Layout) -> *mut u8 {
+        // SAFETY: forwarded.
+        let p = unsafe { System.alloc(l) };
+        if !p.is_null() {
+            // SAFETY: `p` holds `l.size()` bytes.
+            unsafe { p.write_bytes(0xa5, l.size()) };
+        }
+        p
+    }
+    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
+        // SAFETY: forwarded.
+        unsafe { System.dealloc(p, l) }
+    }
+}
+
+#[test]
+fn mstress_rejects_a_calloc_that_does_not_zero() {
+    let p = Mstress {
+        scale: 1,
+        rounds: 1,
+    };
+    let e = mstress(&Unzeroed, 1, p).unwrap_err();
+    assert!(e.contains("alloc_zeroed"), "{e}");
+}
