@@ -1,5 +1,6 @@
 //! The lock-free remote-free protocol: a block freed by a thread whose cache does not hold
-//! its arena's blocks is pushed (one compare-and-swap) onto its page's *thread-free list*,
+//! its arena's blocks is pushed (one compare-and-swap, for one block or for a chain of
+//! one page's blocks: `crate::tcache` pushes runs) onto its page's *thread-free list*,
 //! and the first push onto an empty list also pushes the page onto its arena's *pending
 //! stack*. The arena's lock holder later takes the whole stack (one swap), and for each
 //! page the whole list (one swap), and puts the blocks back on the page under the lock it
