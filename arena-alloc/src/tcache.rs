@@ -79,6 +79,19 @@ const fn build_capacities() -> [u32; NUM_CLASSES] {
 
 const CAPACITY: [u32; NUM_CLASSES] = build_capacities();
 
+const fn build_remote_batches() -> [u32; NUM_CLASSES] {
+    let mut t = [0; NUM_CLASSES];
+    let mut c = 0;
+    while c < NUM_CLASSES {
+        t[c] = remote_batch(c);
+        c += 1;
+    }
+    t
+}
+
+/// [`remote_batch`] of every class (no division on the remote-free path).
+const REMOTE_BATCH: [u32; NUM_CLASSES] = build_remote_batches();
+
 const _: () = assert!(CACHED_CLASSES <= NUM_CLASSES && CACHE_MIN_BLOCKS >= 2);
 const _: () = assert!(class_size(CACHED_CLASSES - 1) == 16 << 10);
 
@@ -112,11 +125,11 @@ const fn empty_bins() -> [Bin; NUM_CLASSES] {
 const EMPTY_BINS: [Bin; NUM_CLASSES] = empty_bins();
 
 /// Other arenas' blocks of one page, freed by this thread and not pushed yet: a chain
-/// linked through the blocks' first words, newest first (`head`), `tail` the oldest, its
-/// link unset; `n == 0`: none (every field may then be stale).
+/// linked through the blocks' first words, newest first (`head`, whose page is the
+/// chain's), `tail` the oldest, its link unset; `n == 0`: none (the pointers may then be
+/// stale).
 #[derive(Clone, Copy)]
 struct Deferred {
-    page: *mut u8,
     head: *mut u8,
     tail: *mut u8,
     n: u32,
@@ -149,7 +162,6 @@ const UNUSED_CACHE: ThreadCache = ThreadCache {
         room: 0,
     }; NUM_CLASSES],
     deferred: Deferred {
-        page: ptr::null_mut(),
         head: ptr::null_mut(),
         tail: ptr::null_mut(),
         n: 0,
@@ -360,20 +372,26 @@ unsafe fn push_slow(tcp: *mut ThreadCache, p: *mut u8, owner: usize, class: usiz
 }
 
 /// Adds block `p` of another arena to the deferred chain, pushing the chain when it is of
-/// another page or full.
+/// another page or full; a block of a class whose run is one block is pushed at once.
 ///
 /// # Safety
 /// `p` is a live small block of class `class`, given up; `tc` is this thread's cache.
 #[inline]
 unsafe fn defer_remote(tc: &mut ThreadCache, p: *mut u8, class: usize) {
-    let key = arena::page_key(p);
+    debug_assert!(class < NUM_CLASSES);
+    // SAFETY: `class` is a formatted page's class, below NUM_CLASSES.
+    let batch = unsafe { *REMOTE_BATCH.get_unchecked(class) };
+    if batch == 1 {
+        // SAFETY: forwarded from the caller.
+        return unsafe { arena::free_remote(p) };
+    }
     let d = &mut tc.deferred;
-    if d.n != 0 && d.page == key {
+    if d.n != 0 && arena::page_key(d.head) == arena::page_key(p) {
         // SAFETY: `p` is given up and at least 16 bytes: its first word holds the link.
         unsafe { p.cast::<*mut u8>().write(d.head) };
         d.head = p;
         d.n += 1;
-        if d.n >= remote_batch(class) {
+        if d.n >= batch {
             // SAFETY: the chain's blocks are given-up blocks of one page.
             unsafe { push_deferred(d) };
         }
@@ -382,15 +400,10 @@ unsafe fn defer_remote(tc: &mut ThreadCache, p: *mut u8, class: usize) {
     // SAFETY: as above.
     unsafe { push_deferred(d) };
     *d = Deferred {
-        page: key,
         head: p,
         tail: p,
         n: 1,
     };
-    if remote_batch(class) == 1 {
-        // SAFETY: as above.
-        unsafe { push_deferred(d) };
-    }
 }
 
 /// Pushes the deferred chain (if any) onto its page's thread-free list.
@@ -400,8 +413,8 @@ unsafe fn defer_remote(tc: &mut ThreadCache, p: *mut u8, class: usize) {
 unsafe fn push_deferred(d: &mut Deferred) {
     if d.n != 0 {
         d.n = 0;
-        // SAFETY: the chain's blocks are given-up small blocks of one page (`d.page`),
-        // linked from `head` to `tail`.
+        // SAFETY: the chain's blocks are given-up small blocks of one page, linked from
+        // `head` to `tail`.
         unsafe { arena::free_remote_chain(d.head, d.tail) };
     }
 }
