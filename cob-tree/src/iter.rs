@@ -4,7 +4,7 @@
 use crate::key::Borrow;
 use crate::key::{Key, Pod};
 use crate::pma::map::Map;
-use crate::pma::{FROZEN, Held, Offsets, Pma, Probe, Seek};
+use crate::pma::{FROZEN, Held, Leaf, Offsets, Pma, Probe, Seek};
 use core::marker::PhantomData;
 use core::ops::{Bound, RangeBounds};
 use std::sync::Arc;
@@ -341,21 +341,12 @@ where
     fn fold<B, F: FnMut(B, (K, V)) -> B>(mut self, init: B, mut f: F) -> B {
         let mut acc = init;
         loop {
-            let c = &mut self.front;
-            if c.seek.slot < c.seek.stop {
-                let run = (c.seek.slot, c.seek.stop);
-                let (a, s, last) = self.arr.fold_run(c.at, run, c.fast_ver, acc, &mut f);
-                acc = a;
-                c.seek.slot = s;
-                if last.is_some() {
-                    self.front_last = last;
-                }
-                // The run was the rest of its leaf: move on as `step` would, but feed the
-                // next leaf's run from here instead of its first element through
-                // `next_slow` (a leaf's worth of iterator state round trips saved).
-                if self.front.seek.slot == self.front.seek.stop && self.next_leaf() {
-                    continue;
-                }
+            if self.front.seek.slot < self.front.seek.stop {
+                acc = self.front_runs(
+                    acc,
+                    |acc, l, run, ver| l.fold_run(run, ver, acc, &mut f),
+                    |k| k,
+                );
             }
             match self.next_slow() {
                 Some(e) => acc = f(acc, e),
@@ -372,27 +363,54 @@ where
     K: Key + Borrow<Q>,
     V: Pod,
 {
-    /// The front's run was read to the end of its leaf: if that leaf is unchanged and
-    /// the next one continues exactly at its fence, takes the next one's run as `step`
-    /// does first (same checks), and says so; otherwise changes nothing.
+    /// Feeds the front's run (`run(acc, leaf, (from, to), version)`, which returns the slot
+    /// it stopped at and the last element it fed) and, while each run is read to its
+    /// leaf's end and the next leaf continues it ([`Pma::next_run`]: `step`'s checks), the
+    /// next leaves' runs, in one loop with the position in locals; then writes the front's
+    /// position back (and the key of the last element fed, `key(last)`), for `next_slow`.
     #[cfg_attr(debug_assertions, inline)]
     #[cfg_attr(not(debug_assertions), inline(always))]
-    fn next_leaf(&mut self) -> bool {
+    fn front_runs<B, X>(
+        &mut self,
+        mut acc: B,
+        mut run: impl FnMut(B, Leaf<'_, K, V>, (usize, usize), u64) -> (B, usize, Option<X>),
+        key: impl Fn(X) -> K,
+    ) -> B {
+        let arr: &Pma<K, V> = &self.arr;
         let (range, back_last) = (&self.range, &self.back_last);
         let limit = |k: &K| before_end(range, back_last, k);
         let c = &mut self.front;
-        if c.valid
-            && c.seek.stop == c.seek.count
-            && let Some(f) = &c.seek.fence
-            && c.seek.ver & FROZEN == 0
-            && self.arr.still(c.j, c.seek.ver)
-            && let Some((j, s)) = self.arr.seek_next(c.j, f, true, limit)
-        {
-            let at = self.arr.offsets(j);
-            c.settle(j, s, at);
-            return true;
+        let (mut j, mut seek, mut ver) = (c.j, c.seek, c.fast_ver);
+        let mut l = arr.leaf(j);
+        let mut moved = false;
+        let mut last = None;
+        loop {
+            let (a, s, x) = run(acc, l, (seek.slot, seek.stop), ver);
+            acc = a;
+            seek.slot = s;
+            if x.is_some() {
+                last = x;
+            }
+            if s < seek.stop {
+                break;
+            }
+            match arr.next_run(j, &l, &seek, &limit) {
+                Some((nj, nl, ns)) => {
+                    (j, l, seek, moved) = (nj, nl, ns, true);
+                    ver = if ns.ver & FROZEN == 0 { ns.ver } else { NEVER };
+                }
+                None => break,
+            }
         }
-        false
+        if moved {
+            c.settle(j, seek, arr.offsets(j));
+        } else {
+            c.seek.slot = seek.slot;
+        }
+        if let Some(x) = last {
+            self.front_last = Some(key(x));
+        }
+        acc
     }
 
     #[inline(never)]

@@ -46,6 +46,7 @@ pub use geometry::{
     WIDE_LEAF_FACTOR,
 };
 pub(crate) use geometry::{Geometry, Growth, default_leaf_capacity, fits};
+pub(crate) use leaf::Leaf;
 pub(crate) use read::{Offsets, Seek};
 pub use root::KEPT_ARRAY_BYTES;
 pub(crate) use root::{Guard, Held, Root, collect, pin};

@@ -1,6 +1,7 @@
 //! Validated (optimistic) reads of one leaf: version (even) -> fences, count, cells ->
 //! acquire fence -> version again. Readers write nothing shared.
 
+use super::leaf::Leaf;
 use super::{FENCES, FROZEN, HI_INF, LO_NEG_INF, Pma, Probe, VERSION, load, search};
 use crate::key::Borrow;
 use crate::key::{Key, Pod};
@@ -28,8 +29,8 @@ pub(crate) struct Seek<K> {
     pub(crate) fence: Option<K>,
 }
 
-/// Flat word offsets of one leaf's version word, keys and values (for [`Pma::read_flat`]
-/// and [`Pma::fold_run`]: an iterator computes them once per leaf).
+/// Flat word offsets of one leaf's version word, keys and values (for [`Pma::read_flat`]:
+/// an iterator computes them once per leaf).
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct Offsets {
     pub(crate) ver: usize,
@@ -239,38 +240,61 @@ impl<K: Key, V: Pod> Pma<K, V> {
         (w.at(o.ver).load(Ordering::Relaxed) == ver).then_some(e)
     }
 
-    /// Feeds the elements of slots `from..to` of the leaf at `o` to `f` in order, each
-    /// only after the leaf's version was seen still equal to `ver` after reading it; stops
-    /// at the first that is not. Returns the accumulator, the slot it stopped at and the
-    /// last key fed.
+    /// The leaf change of an iterator's internal iteration (the front): the run of leaf
+    /// `j` (`l`, sought as `s`) was read to the leaf's end and fed; if the leaf is still
+    /// unchanged (and not frozen) and leaf `j + 1` continues exactly at its upper fence, the
+    /// whole of leaf `j + 1` as a new run, validated, with its view; `None` otherwise (the
+    /// caller then steps and seeks as `next` does). The same checks as a cursor's step to
+    /// [`Self::seek_next`], on leaf views sliced once each (no per-field bounds checks).
     #[cfg_attr(debug_assertions, inline)]
     #[cfg_attr(not(debug_assertions), inline(always))]
-    pub(crate) fn fold_run<B>(
-        &self,
-        o: Offsets,
-        (from, to): (usize, usize),
-        ver: u64,
-        mut acc: B,
-        f: &mut impl FnMut(B, (K, V)) -> B,
-    ) -> (B, usize, Option<K>) {
-        let w = self.words();
-        // Exact slices, bounds-checked once: the loop's loads need no checks.
-        let ks = w.slice(o.keys, to * K::WORDS);
-        let vs = w.slice(o.vals, to * V::WORDS);
-        let version = w.at(o.ver);
-        let mut s = from;
-        let mut last = None;
-        while s < to {
-            let (k, v) = (load::<K>(ks, s), load::<V>(vs, s));
-            fence(Ordering::Acquire);
-            if version.load(Ordering::Relaxed) != ver {
-                break;
-            }
-            s += 1;
-            last = Some(k);
-            acc = f(acc, (k, v));
+    pub(crate) fn next_run<'a>(
+        &'a self,
+        j: usize,
+        l: &Leaf<'a, K, V>,
+        s: &Seek<K>,
+        limit: impl Fn(&K) -> bool,
+    ) -> Option<(usize, Leaf<'a, K, V>, Seek<K>)> {
+        let fence_at = s.fence.as_ref()?;
+        if s.stop != s.count || s.ver & FROZEN != 0 {
+            return None;
         }
-        (acc, s, last)
+        // Leaf `j` unchanged since its seek: nothing in it is left to see.
+        fence(Ordering::Acquire);
+        if l.version().load(Ordering::Relaxed) != s.ver {
+            return None;
+        }
+        let j = j + 1;
+        if j >= self.leaves {
+            return None;
+        }
+        let n = self.leaf(j);
+        let ver = n.version().load(Ordering::Acquire);
+        if ver & 1 != 0 {
+            return None;
+        }
+        let meta = n.meta();
+        if meta & LO_NEG_INF != 0 || n.lo() != *fence_at {
+            return None;
+        }
+        let count = n.count_of(meta);
+        let stop = run_stop(n.ks, 0, count, true, &limit);
+        let fence_next = (meta & HI_INF == 0).then(|| n.hi());
+        fence(Ordering::Acquire);
+        if (n.version().load(Ordering::Relaxed) ^ ver) & !FROZEN != 0 {
+            return None;
+        }
+        Some((
+            j,
+            n,
+            Seek {
+                ver,
+                slot: 0,
+                stop,
+                count,
+                fence: fence_next,
+            },
+        ))
     }
 
     /// A validated look at leaf `j` for `first`/`last`: (version, the first or last element).
@@ -287,6 +311,38 @@ impl<K: Key, V: Pod> Pma<K, V> {
     /// The current version of leaf `j`, frozen bit cleared (for double-collect checks).
     pub(crate) fn version_now(&self, j: usize) -> u64 {
         self.version(j).load(Ordering::Acquire) & !FROZEN
+    }
+}
+
+impl<K: Key, V: Pod> Leaf<'_, K, V> {
+    /// Feeds the elements of slots `from..to` to `f` in order, each only after the leaf's
+    /// version was seen still equal to `ver` after reading it; stops at the first that is
+    /// not. Returns the accumulator, the slot it stopped at and the last key fed.
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    pub(crate) fn fold_run<B>(
+        &self,
+        (from, to): (usize, usize),
+        ver: u64,
+        mut acc: B,
+        f: &mut impl FnMut(B, (K, V)) -> B,
+    ) -> (B, usize, Option<K>) {
+        // Exact slices, bounds-checked once: the loop's loads need no checks.
+        let (ks, vs) = (&self.ks[..to * K::WORDS], &self.vs[..to * V::WORDS]);
+        let version = self.version();
+        let mut s = from;
+        let mut last = None;
+        while s < to {
+            let (k, v) = (load::<K>(ks, s), load::<V>(vs, s));
+            fence(Ordering::Acquire);
+            if version.load(Ordering::Relaxed) != ver {
+                break;
+            }
+            s += 1;
+            last = Some(k);
+            acc = f(acc, (k, v));
+        }
+        (acc, s, last)
     }
 }
 
