@@ -363,6 +363,33 @@ where
     K: Key + Borrow<Q>,
     V: Pod,
 {
+    /// [`Iterator::fold`] of the values alone, for a map whose value names where the
+    /// entry's key can be found again (the boxed path's cell): the keys are not read per
+    /// element; `key_of(v)` of the last value fed gives the key to resume after, when the
+    /// front has to seek again.
+    #[inline]
+    pub(crate) fn fold_values<B>(
+        mut self,
+        init: B,
+        mut f: impl FnMut(B, V) -> B,
+        key_of: impl Fn(V) -> K,
+    ) -> B {
+        let mut acc = init;
+        loop {
+            if self.front.seek.slot < self.front.seek.stop {
+                acc = self.front_runs(
+                    acc,
+                    |acc, l, run, ver| l.fold_run_values(run, ver, acc, &mut f),
+                    &key_of,
+                );
+            }
+            match self.next_slow() {
+                Some((_, v)) => acc = f(acc, v),
+                None => return acc,
+            }
+        }
+    }
+
     /// Feeds the front's run (`run(acc, leaf, (from, to), version)`, which returns the slot
     /// it stopped at and the last element it fed) and, while each run is read to its
     /// leaf's end and the next leaf continues it ([`Pma::next_run`]: `step`'s checks), the

@@ -22,6 +22,8 @@ const BATCH: usize = 32;
 
 /// What both iterators share: the prefixes and how to read a bucket.
 struct Walker<'a, Q: ?Sized, R, K, V> {
+    /// For the prefixes of the nodes' keys.
+    map: &'a BoxMap<K, V>,
     prefixes: Cursor<'a, K, V>,
     cut: Cut<'a, Q, R, K, V>,
 }
@@ -79,6 +81,7 @@ where
         };
         let b = |p: Option<u64>| p.map_or(Bound::Unbounded, Bound::Included);
         Walker {
+            map,
             prefixes: map.buckets.cursor((b(lo), b(hi))),
             cut: Cut {
                 range,
@@ -140,10 +143,10 @@ where
     where
         'a: 'g,
     {
-        let Walker { prefixes, cut } = self;
+        let Walker { map, prefixes, cut } = self;
         if cut.lo.is_none() && cut.hi.is_none() {
             // No bucket to cut (the whole map): a node's entries are never empty.
-            return prefixes.fold(g, init, |acc, n| n.fold(acc, &mut f));
+            return prefixes.fold(g, init, f, |n| map.prefix_of::<K>(&n.entries()[0].0));
         }
         prefixes.fold_with_prefix(g, init, |acc, p, n| match cut.entries(p, n) {
             Some(e) => feed(e, acc, &mut f),

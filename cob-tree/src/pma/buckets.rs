@@ -76,7 +76,7 @@ impl<K, V> Buckets<K, V> {
         let g = pin();
         let own = self
             .cursor((Bound::Unbounded, Bound::Unbounded))
-            .fold(&g, 0, |n, node| n + node.own_bytes());
+            .fold_with_prefix(&g, 0, |n, _, node| n + node.own_bytes());
         self.index.heap_bytes() + self.slab.heap_bytes() + own
     }
 
@@ -196,25 +196,37 @@ impl<'a, K, V> Cursor<'a, K, V> {
         Some((p.get(), unsafe { self.slab.node(c.get(), g) }))
     }
 
-    /// Feeds every node left between the two ends to `f`, in prefix order: the core's
-    /// internal iteration (a tight loop over each leaf's run).
+    /// Feeds every entry of the nodes left between the two ends to `f`, in order: the
+    /// core's internal iteration of its values alone (a tight loop over each leaf's run of
+    /// cell numbers; the prefixes are not read). `prefix(node)` must be the prefix of the
+    /// node's keys (the core's key of its cell): the key the core resumes after when it has
+    /// to seek again.
     #[cfg_attr(debug_assertions, inline)]
     #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn fold<'g, B>(
         self,
         g: &'g Guard,
         init: B,
-        mut f: impl FnMut(B, &'g Node<K, V>) -> B,
+        mut f: impl FnMut(B, &'g (K, V)) -> B,
+        prefix: impl Fn(&Node<K, V>) -> u64,
     ) -> B
     where
         'a: 'g,
     {
         let slab = self.slab;
-        self.prefixes.fold(init, |acc, (_, c)| {
-            // SAFETY: as in `next`: the core's `fold` validates each element in this call
-            // before passing it on, while `g` is pinned.
-            f(acc, unsafe { slab.node(c.get(), g) })
-        })
+        self.prefixes.fold_values(
+            init,
+            |acc, c| {
+                // SAFETY: as in `next`: the core's `fold_values` validates each value in
+                // this call before passing it on, while `g` is pinned.
+                unsafe { slab.node(c.get(), g) }.fold(acc, &mut f)
+            },
+            |c| {
+                // SAFETY: as above: `c` is a value `fold_values` validated and fed (the
+                // last one) in this call.
+                Inl::new(prefix(unsafe { slab.node(c.get(), g) }))
+            },
+        )
     }
 
     /// [`Self::fold`] with each node's prefix.

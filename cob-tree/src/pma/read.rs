@@ -344,6 +344,35 @@ impl<K: Key, V: Pod> Leaf<'_, K, V> {
         }
         (acc, s, last)
     }
+
+    /// [`Self::fold_run`] of the values alone (the keys are not read): returns the last
+    /// value fed instead of its key.
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    pub(crate) fn fold_run_values<B>(
+        &self,
+        (from, to): (usize, usize),
+        ver: u64,
+        mut acc: B,
+        f: &mut impl FnMut(B, V) -> B,
+    ) -> (B, usize, Option<V>) {
+        let vs = &self.vs[..to * V::WORDS];
+        let version = self.version();
+        let mut s = from;
+        let mut last = None;
+        while s < to {
+            let v = load::<V>(vs, s);
+            fence(Ordering::Acquire);
+            if version.load(Ordering::Relaxed) != ver {
+                core::hint::cold_path();
+                break;
+            }
+            s += 1;
+            last = Some(v);
+            acc = f(acc, v);
+        }
+        (acc, s, last)
+    }
 }
 
 /// Where `limit` stops an iterator that starts at `slot` of a leaf of `n` keys `ks`
