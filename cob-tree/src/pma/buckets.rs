@@ -20,7 +20,7 @@
 
 use super::inl::Inl;
 use super::map::Map;
-use super::slab::{Node, Slab};
+use super::slab::{Node, Slab, View};
 use super::{Edit, Guard, pin};
 use core::ops::Bound;
 
@@ -198,9 +198,9 @@ impl<'a, K, V> Cursor<'a, K, V> {
 
     /// Feeds every entry of the nodes left between the two ends to `f`, in order: the
     /// core's internal iteration of its values alone (a tight loop over each leaf's run of
-    /// cell numbers; the prefixes are not read). `prefix(node)` must be the prefix of the
-    /// node's keys (the core's key of its cell): the key the core resumes after when it has
-    /// to seek again.
+    /// cell numbers; the prefixes are not read), each node's kind told by its cell's number.
+    /// `prefix(node)` must be the prefix of the node's keys (the core's key of its cell):
+    /// the key the core resumes after when it has to seek again.
     #[cfg_attr(debug_assertions, inline)]
     #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn fold<'g, B>(
@@ -219,7 +219,10 @@ impl<'a, K, V> Cursor<'a, K, V> {
             |acc, c| {
                 // SAFETY: as in `next`: the core's `fold_values` validates each value in
                 // this call before passing it on, while `g` is pinned.
-                unsafe { slab.node(c.get(), g) }.fold(acc, &mut f)
+                match unsafe { slab.view(c.get(), g) } {
+                    View::One(e) => f(acc, e),
+                    View::Many(es) => es.iter().fold(acc, &mut f),
+                }
             },
             |c| {
                 // SAFETY: as above: `c` is a value `fold_values` validated and fed (the

@@ -26,11 +26,16 @@ use std::sync::{Arc, Mutex, OnceLock};
 pub const FIRST_CHUNK: usize = 16;
 /// Chunks (enough for `FIRST_CHUNK * (2^CHUNKS - 1)` cells).
 const CHUNKS: usize = 40;
-/// A cell's number is `chunk << OFFSET_BITS | offset in the chunk` ([`handle`]).
-const OFFSET_BITS: u32 = 58;
-// Every offset fits below the chunk bits, and every chunk number in them.
+/// A cell's number is `tag << 63 | chunk << OFFSET_BITS | offset in the chunk` ([`handle`];
+/// the tag bit is the pool's: [`MANY`]).
+const OFFSET_BITS: u32 = 57;
+/// The top bit of a cell's number (the tag): set when the cell's node has several entries
+/// ([`Entries::Many`]). [`Chunked`] ignores it, so the tag says a node's kind without a
+/// load of the node.
+const MANY: u64 = 1 << 63;
+// Every offset fits below the chunk bits, and every chunk number in them, below the tag.
 const _: () = assert!((FIRST_CHUNK as u64) << (CHUNKS - 1) <= 1 << OFFSET_BITS);
-const _: () = assert!(CHUNKS <= 1 << (u64::BITS - OFFSET_BITS));
+const _: () = assert!(CHUNKS <= 1 << (u64::BITS - 1 - OFFSET_BITS));
 
 /// The entries of one node, sorted by key; one inline (no second allocation) in the
 /// common case of a prefix that only one key has.
@@ -83,17 +88,6 @@ impl<K, V> Node<K, V> {
         }
     }
 
-    /// `f` of every entry, in order; a one-entry node (the usual case) without a loop or
-    /// a slice.
-    #[cfg_attr(debug_assertions, inline)]
-    #[cfg_attr(not(debug_assertions), inline(always))]
-    pub(crate) fn fold<'a, B>(&'a self, acc: B, f: &mut impl FnMut(B, &'a (K, V)) -> B) -> B {
-        match &self.entries {
-            Entries::One(e) => f(acc, e),
-            Entries::Many(b) => b.iter().fold(acc, f),
-        }
-    }
-
     /// The entries, by value (the node was owned).
     pub(crate) fn into_entries(self) -> Vec<(K, V)> {
         match self.entries {
@@ -111,6 +105,12 @@ impl<K, V> Node<K, V> {
     }
 }
 
+/// A node's entries, as [`Slab::view`] reads them.
+pub(crate) enum View<'g, K, V> {
+    One(&'g (K, V)),
+    Many(&'g [(K, V)]),
+}
+
 /// Where one node may live: written once by the pool's owner of the cell, then only read
 /// until the node is reclaimed.
 struct Cell<K, V>(core::cell::UnsafeCell<core::mem::MaybeUninit<Node<K, V>>>);
@@ -123,20 +123,22 @@ unsafe impl<K, V> Sync for Cell<K, V> {}
 // SAFETY: as above; a cell's contents are dropped only by `Retired` or the slab's drop.
 unsafe impl<K, V> Send for Cell<K, V> {}
 
-/// Entries of [`Chunked`]'s table of chunk starts: one for every chunk number a handle's
-/// top bits can hold (so indexing it needs no bounds check); those from [`CHUNKS`] on stay
-/// null.
+/// Entries of [`Chunked`]'s table of chunk starts: one for every value a handle's top bits
+/// (tag and chunk) can hold (so indexing it needs no bounds check): chunk `c`'s start is at
+/// `c` and again at `c` with the tag bit set; those of chunks from [`CHUNKS`] on stay null.
 const STARTS: usize = 1 << (u64::BITS - OFFSET_BITS);
+/// Where the tag bit lies in an index of the table of starts.
+const TAG_INDEX: usize = STARTS / 2;
 
 /// Elements in chunks of doubling size, each made once and never moved or freed before
 /// the whole `Chunked` drops (which drops the elements as `T`: cells drop nothing).
 struct Chunked<T> {
     chunks: [OnceLock<Box<[T]>>; CHUNKS],
-    /// Per made chunk `c`: the address of its first element moved back by `c <<
-    /// OFFSET_BITS` elements (wrapping), so the element of handle `h` of chunk `c` is at
-    /// `starts[c] + h` (one load and an add, where the `OnceLock` costs a state check and
-    /// two bounds checks); null until the chunk is made. Only an address: the chunk itself
-    /// is `chunks[c]`'s.
+    /// Per made chunk `c`, at `i = c` and at `i = c | TAG_INDEX`: the address of its first
+    /// element moved back by `i << OFFSET_BITS` elements (wrapping), so the element of
+    /// handle `h` (tagged or not) is at `starts[h >> OFFSET_BITS] + h` (one load and an
+    /// add, where the `OnceLock` costs a state check and two bounds checks); null until the
+    /// chunk is made. Only an address: the chunk itself is `chunks[c]`'s.
     starts: [AtomicPtr<T>; STARTS],
 }
 
@@ -172,23 +174,30 @@ fn handle(s: u64) -> u64 {
     (c as u64) << OFFSET_BITS | o as u64
 }
 
-/// Chunk and offset of the element of handle `h`.
+/// Chunk and offset of the element of handle `h` (tagged or not).
 #[cfg_attr(debug_assertions, inline)]
 #[cfg_attr(not(debug_assertions), inline(always))]
 fn unpack(h: u64) -> (usize, usize) {
     (
-        (h >> OFFSET_BITS) as usize,
+        (h & !MANY) as usize >> OFFSET_BITS,
         (h & ((1 << OFFSET_BITS) - 1)) as usize,
     )
 }
 
-/// What a chunk's start is moved back by in [`Chunked::starts`]: its handles' top bits, as
-/// an element count (wrapping: the chunk bits are cut off where `usize` is 32 bits, and
-/// the element's handle then is its offset).
+/// The index of handle `h`'s chunk start in [`Chunked::starts`]: its top bits.
 #[cfg_attr(debug_assertions, inline)]
 #[cfg_attr(not(debug_assertions), inline(always))]
-fn bias(c: usize) -> usize {
-    ((c as u64) << OFFSET_BITS) as usize
+fn start_index(h: u64) -> usize {
+    (h >> OFFSET_BITS) as usize % STARTS
+}
+
+/// What a chunk's start is moved back by at index `i` of [`Chunked::starts`]: the top bits
+/// of the handles it serves, as an element count (wrapping: the top bits are cut off where
+/// `usize` is 32 bits, and the element's handle then is its offset).
+#[cfg_attr(debug_assertions, inline)]
+#[cfg_attr(not(debug_assertions), inline(always))]
+fn bias(i: usize) -> usize {
+    ((i as u64) << OFFSET_BITS) as usize
 }
 
 impl<T> Chunked<T> {
@@ -199,23 +208,26 @@ impl<T> Chunked<T> {
         }
     }
 
-    /// The element of handle `h` ([`handle`] of an element made by [`Self::make`]).
+    /// The element of handle `h` ([`handle`] of an element made by [`Self::make`], with or
+    /// without the tag bit [`MANY`]).
     #[cfg_attr(debug_assertions, inline)]
     #[cfg_attr(not(debug_assertions), inline(always))]
     fn at(&self, h: u64) -> &T {
-        let start = self.starts[unpack(h).0 % STARTS].load(Ordering::Acquire);
+        let i = start_index(h);
+        let start = self.starts[i].load(Ordering::Acquire);
         if start.is_null() {
             return self.at_unmade(h);
         }
-        // SAFETY: a non-null start was stored by `make` (release, matched by the acquire
-        // load above) after chunk `c = unpack(h).0` was made: `chunks[c]`'s boxed slice of
-        // `FIRST_CHUNK << c` initialised elements, moved back by `bias(c)` elements. `h` is
-        // `handle(s)` of an element `s` of that chunk, `bias(c) + o` with `o < FIRST_CHUNK <<
-        // c` its offset, so the address moved forward by `h` (wrapping, as it was moved back,
-        // with the same cut to `usize`: the provenance is the chunk's) is element `o`, in
-        // bounds. The chunk is never moved or freed while `self` lives (`OnceLock` hands out
-        // only shared references, and only the drop of `self` frees it), and only shared
-        // references to its elements are ever made.
+        // SAFETY: a non-null start at `i` was stored by `make` (release, matched by the
+        // acquire load above) after chunk `c = unpack(h).0` (`i` without its tag bit) was
+        // made: `chunks[c]`'s boxed slice of `FIRST_CHUNK << c` initialised elements, moved
+        // back by `bias(i)` elements. `h` is `handle(s)` of an element `s` of that chunk,
+        // with the tag bit or not, i.e. `bias(i) + o` with `o < FIRST_CHUNK << c` its offset
+        // (its top bits are `i`), so the address moved forward by `h` (wrapping, as it was
+        // moved back, with the same cut to `usize`: the provenance is the chunk's) is element
+        // `o`, in bounds. The chunk is never moved or freed while `self` lives (`OnceLock`
+        // hands out only shared references, and only the drop of `self` frees it), and only
+        // shared references to its elements are ever made.
         unsafe { &*start.wrapping_add(h as usize) }
     }
 
@@ -228,7 +240,7 @@ impl<T> Chunked<T> {
     #[cfg_attr(debug_assertions, inline)]
     #[cfg_attr(not(debug_assertions), inline(always))]
     unsafe fn at_made(&self, h: u64) -> &T {
-        let start = self.starts[unpack(h).0 % STARTS].load(Ordering::Acquire);
+        let start = self.starts[start_index(h)].load(Ordering::Acquire);
         debug_assert!(!start.is_null(), "CobTree: cell of an unmade chunk");
         // SAFETY: as in `at`: the caller's `make` stored the chunk's start before this call
         // (every `make` of the chunk stores the same address, and a later load sees one of
@@ -256,16 +268,17 @@ impl<T> Chunked<T> {
     fn make(&self, s: u64, init: impl Fn() -> T) -> &T {
         let (c, o) = place(s);
         let made = self.chunks[c].get_or_init(|| (0..FIRST_CHUNK << c).map(|_| init()).collect());
-        let start = &self.starts[c];
-        if start.load(Ordering::Relaxed).is_null() {
-            // Every thread that gets here stores the same address; the release store
-            // publishes the chunk's elements to `at`'s acquire load. (Storing it only from
+        // The tagged index is stored last and tested with an acquire load: seeing it
+        // stored orders the untagged one's store before what this call publishes too.
+        if self.starts[c | TAG_INDEX].load(Ordering::Acquire).is_null() {
+            // Every thread that gets here stores the same addresses; the release stores
+            // publish the chunk's elements to `at`'s acquire load. (Storing them only from
             // the `get_or_init` that made the chunk, through a flag, counted 12 more
             // instructions per insert.)
-            start.store(
-                made.as_ptr().cast_mut().wrapping_sub(bias(c)),
-                Ordering::Release,
-            );
+            for i in [c, c | TAG_INDEX] {
+                let start = made.as_ptr().cast_mut().wrapping_sub(bias(i));
+                self.starts[i].store(start, Ordering::Release);
+            }
         }
         &made[o]
     }
@@ -394,8 +407,37 @@ impl<K, V> Slab<K, V> {
         unsafe { &*p }
     }
 
+    /// The entries of [`Self::node`]`(c, g)`, the node's kind told by the tag of `c`
+    /// ([`MANY`]), not read from the node: for a one-entry node (the usual case) its entry is
+    /// one load of the cell away, with no test of the node.
+    ///
+    /// # Safety
+    ///
+    /// As [`Self::node`].
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    pub(crate) unsafe fn view<'g>(&'g self, c: u64, g: &'g Guard) -> View<'g, K, V> {
+        // SAFETY: the caller's contract.
+        let n = unsafe { self.node(c, g) };
+        debug_assert_eq!(c & MANY != 0, matches!(n.entries, Entries::Many(_)));
+        if c & MANY != 0 {
+            core::hint::cold_path();
+            return View::Many(n.entries());
+        }
+        match &n.entries {
+            Entries::One(e) => View::One(e),
+            // SAFETY: `c` is the number `store` returned for this node (the caller's
+            // contract, as for `node`), and `store` tags exactly the numbers of nodes of
+            // several entries; `c` is untagged, so the node has one entry. A cell is never
+            // rewritten while a reader pinned before its node's retirement lives (`node`),
+            // and a reused cell gets its number tagged anew by `store`.
+            Entries::Many(_) => unsafe { core::hint::unreachable_unchecked() },
+        }
+    }
+
     /// `node` written into a cell of the pool that this call alone owns: the cell's
-    /// number (its handle), to publish through the core.
+    /// number (its handle, tagged with [`MANY`] if the node has several entries), to
+    /// publish through the core.
     #[cfg_attr(debug_assertions, inline)]
     #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn store(&self, node: Node<K, V>) -> u64 {
@@ -409,13 +451,17 @@ impl<K, V> Slab<K, V> {
             }
         };
         let cell = self.cell(c);
+        let tag = match node.entries {
+            Entries::One(_) => 0,
+            Entries::Many(_) => MANY,
+        };
         // SAFETY: the cell is this call's alone: a fresh cell was counted once, and a
         // reused one was pushed to the free list once its node was dropped, after no
         // reader could hold that node any more (`retire`), and popped once. So nothing
         // reads or writes it now; it lies in a chunk that lives as long as `self`, and the
         // pointer comes from its `UnsafeCell`, which allows writes through `&self`.
         unsafe { cell.write(node) };
-        c
+        c | tag
     }
 
     /// Retires the node of cell `c`: it waits in `Limbo` until no reader can hold it; the
@@ -428,7 +474,8 @@ impl<K, V> Slab<K, V> {
     /// the one retirement of that node.
     pub(crate) unsafe fn retire(&self, c: u64) {
         let p = core::ptr::NonNull::new(self.cell(c)).expect("cells are in chunks");
-        let Some(ready) = self.limbo.retire(Retired(CellPtr(p), c)) else {
+        // The cell's number goes back untagged (`store` tags it anew for its next node).
+        let Some(ready) = self.limbo.retire(Retired(CellPtr(p), c & !MANY)) else {
             return;
         };
         // Outside the limbo's lock: the nodes' drops run user code. A drop that panics
@@ -568,19 +615,17 @@ mod tests {
                 "slot {s}"
             );
             assert_eq!(c.at(handle(s)).load(Ordering::Relaxed), s, "slot {s}");
+            // The tag bit is the pool's: the same element.
+            assert!(
+                core::ptr::eq(c.at(handle(s) | MANY), c.at(handle(s))),
+                "slot {s}"
+            );
         }
-        // Chunks 0..=3 hold 15 * FIRST_CHUNK elements, so chunks 0..=4 are made, the rest
-        // not: their starts stay null.
-        assert!(
-            c.starts[..5]
-                .iter()
-                .all(|p| !p.load(Ordering::Relaxed).is_null())
-        );
-        assert!(
-            c.starts[5..]
-                .iter()
-                .all(|p| p.load(Ordering::Relaxed).is_null())
-        );
+        // Chunks 0..=3 hold 15 * FIRST_CHUNK elements, so chunks 0..=4 are made (their
+        // starts stored untagged and tagged), the rest not: their starts stay null.
+        let made = |i: usize| !c.starts[i].load(Ordering::Relaxed).is_null();
+        assert!((0..5).all(|i| made(i) && made(i | TAG_INDEX)));
+        assert!((5..TAG_INDEX).all(|i| !made(i) && !made(i | TAG_INDEX)));
     }
 
     #[test]
@@ -598,6 +643,7 @@ mod tests {
             let p = place(s);
             assert_eq!(p, next, "slot {s}");
             assert_eq!(unpack(handle(s)), p, "slot {s}");
+            assert_eq!(unpack(handle(s) | MANY), p, "slot {s}");
             next = if p.1 + 1 == FIRST_CHUNK << p.0 {
                 (p.0 + 1, 0)
             } else {
