@@ -5,8 +5,8 @@
 //!
 //! Cells live in chunks of doubling size, each made once (`OnceLock`) and never moved or
 //! freed before the map. A cell's number (what the core stores) carries its chunk in its top
-//! bits ([`handle`]), so finding a cell is a shift, one load of its chunk's start from a
-//! flat table and an add. A cell is written once when its node is made, and goes back to the
+//! bits and its byte offset in the chunk below them ([`Chunked::handle`]), so finding a cell
+//! is a shift, one load of its chunk's start from a flat table and an add (no scaling). A cell is written once when its node is made, and goes back to the
 //! pool only after its node was reclaimed (no reader can hold it any more), so a reader
 //! never sees a cell being rewritten.
 //!
@@ -26,15 +26,15 @@ use std::sync::{Arc, Mutex, OnceLock};
 pub const FIRST_CHUNK: usize = 16;
 /// Chunks (enough for `FIRST_CHUNK * (2^CHUNKS - 1)` cells).
 const CHUNKS: usize = 40;
-/// A cell's number is `tag << 63 | chunk << OFFSET_BITS | offset in the chunk` ([`handle`];
-/// the tag bit is the pool's: [`MANY`]).
+/// A cell's number is `tag << 63 | chunk << OFFSET_BITS | byte offset in the chunk`
+/// ([`Chunked::handle`]; the tag bit is the pool's: [`MANY`]). A chunk is at most `1 <<
+/// OFFSET_BITS` bytes ([`Chunked::make`] checks it).
 const OFFSET_BITS: u32 = 57;
 /// The top bit of a cell's number (the tag): set when the cell's node has several entries
 /// ([`Entries::Many`]). [`Chunked`] ignores it, so the tag says a node's kind without a
 /// load of the node.
 const MANY: u64 = 1 << 63;
-// Every offset fits below the chunk bits, and every chunk number in them, below the tag.
-const _: () = assert!((FIRST_CHUNK as u64) << (CHUNKS - 1) <= 1 << OFFSET_BITS);
+// Every chunk number fits in the bits between the offset and the tag.
 const _: () = assert!(CHUNKS <= 1 << (u64::BITS - 1 - OFFSET_BITS));
 
 /// The entries of one node, sorted by key; one inline (no second allocation) in the
@@ -135,8 +135,8 @@ const TAG_INDEX: usize = STARTS / 2;
 struct Chunked<T> {
     chunks: [OnceLock<Box<[T]>>; CHUNKS],
     /// Per made chunk `c`, at `i = c` and at `i = c | TAG_INDEX`: the address of its first
-    /// element moved back by `i << OFFSET_BITS` elements (wrapping), so the element of
-    /// handle `h` (tagged or not) is at `starts[h >> OFFSET_BITS] + h` (one load and an
+    /// element moved back by `i << OFFSET_BITS` bytes (wrapping), so the element of handle
+    /// `h` (tagged or not) is `h` bytes past `starts[h >> OFFSET_BITS]` (one load and an
     /// add, where the `OnceLock` costs a state check and two bounds checks); null until the
     /// chunk is made. Only an address: the chunk itself is `chunks[c]`'s.
     starts: [AtomicPtr<T>; STARTS],
@@ -165,21 +165,12 @@ fn place(s: u64) -> (usize, usize) {
     (c, s as usize - first(c))
 }
 
-/// The handle of element `s` (the `s`-th element made): its chunk in the top bits, its
-/// offset in the chunk below them.
-#[cfg_attr(debug_assertions, inline)]
-#[cfg_attr(not(debug_assertions), inline(always))]
-fn handle(s: u64) -> u64 {
-    let (c, o) = place(s);
-    (c as u64) << OFFSET_BITS | o as u64
-}
-
-/// Chunk and offset of the element of handle `h` (tagged or not).
+/// Chunk and byte offset in the chunk of the element of handle `h` (tagged or not).
 #[cfg_attr(debug_assertions, inline)]
 #[cfg_attr(not(debug_assertions), inline(always))]
 fn unpack(h: u64) -> (usize, usize) {
     (
-        (h & !MANY) as usize >> OFFSET_BITS,
+        ((h & !MANY) >> OFFSET_BITS) as usize,
         (h & ((1 << OFFSET_BITS) - 1)) as usize,
     )
 }
@@ -192,8 +183,8 @@ fn start_index(h: u64) -> usize {
 }
 
 /// What a chunk's start is moved back by at index `i` of [`Chunked::starts`]: the top bits
-/// of the handles it serves, as an element count (wrapping: the top bits are cut off where
-/// `usize` is 32 bits, and the element's handle then is its offset).
+/// of the handles it serves, as a byte count (wrapping: the top bits are cut off where
+/// `usize` is 32 bits, and the element's handle then is its byte offset).
 #[cfg_attr(debug_assertions, inline)]
 #[cfg_attr(not(debug_assertions), inline(always))]
 fn bias(i: usize) -> usize {
@@ -208,8 +199,18 @@ impl<T> Chunked<T> {
         }
     }
 
-    /// The element of handle `h` ([`handle`] of an element made by [`Self::make`], with or
-    /// without the tag bit [`MANY`]).
+    /// The handle of element `s` (the `s`-th element made): its chunk in the top bits, its
+    /// byte offset in the chunk below them (below `1 << OFFSET_BITS`: a chunk is no larger,
+    /// [`Self::make`] checks it).
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    fn handle(s: u64) -> u64 {
+        let (c, o) = place(s);
+        (c as u64) << OFFSET_BITS | (o * core::mem::size_of::<T>()) as u64
+    }
+
+    /// The element of handle `h` ([`Self::handle`] of an element made by [`Self::make`],
+    /// with or without the tag bit [`MANY`]).
     #[cfg_attr(debug_assertions, inline)]
     #[cfg_attr(not(debug_assertions), inline(always))]
     fn at(&self, h: u64) -> &T {
@@ -221,22 +222,23 @@ impl<T> Chunked<T> {
         // SAFETY: a non-null start at `i` was stored by `make` (release, matched by the
         // acquire load above) after chunk `c = unpack(h).0` (`i` without its tag bit) was
         // made: `chunks[c]`'s boxed slice of `FIRST_CHUNK << c` initialised elements, moved
-        // back by `bias(i)` elements. `h` is `handle(s)` of an element `s` of that chunk,
-        // with the tag bit or not, i.e. `bias(i) + o` with `o < FIRST_CHUNK << c` its offset
-        // (its top bits are `i`), so the address moved forward by `h` (wrapping, as it was
-        // moved back, with the same cut to `usize`: the provenance is the chunk's) is element
-        // `o`, in bounds. The chunk is never moved or freed while `self` lives (`OnceLock`
-        // hands out only shared references, and only the drop of `self` frees it), and only
-        // shared references to its elements are ever made.
-        unsafe { &*start.wrapping_add(h as usize) }
+        // back by `bias(i)` bytes. `h` is `handle(s)` of an element `s` of that chunk, with
+        // the tag bit or not, i.e. `bias(i) + o * size_of::<T>()` with `o < FIRST_CHUNK <<
+        // c` its index in the chunk (its top bits are `i`; the byte offset is below them, as
+        // `make` checked), so the address moved forward by `h` bytes (wrapping, as it was
+        // moved back, with the same cut to `usize`: the provenance is the chunk's) is
+        // element `o`, in bounds and aligned. The chunk is never moved or freed while `self`
+        // lives (`OnceLock` hands out only shared references, and only the drop of `self`
+        // frees it), and only shared references to its elements are ever made.
+        unsafe { &*start.wrapping_byte_add(h as usize) }
     }
 
     /// [`Self::at`] without the test that the chunk is made.
     ///
     /// # Safety
     ///
-    /// `h` must be [`handle`]`(s)` of an element `s` whose [`Self::make`] (or that of
-    /// another element of its chunk) happens before this call.
+    /// `h` must be [`Self::handle`]`(s)` (tagged or not) of an element `s` whose
+    /// [`Self::make`] (or that of another element of its chunk) happens before this call.
     #[cfg_attr(debug_assertions, inline)]
     #[cfg_attr(not(debug_assertions), inline(always))]
     unsafe fn at_made(&self, h: u64) -> &T {
@@ -245,7 +247,7 @@ impl<T> Chunked<T> {
         // SAFETY: as in `at`: the caller's `make` stored the chunk's start before this call
         // (every `make` of the chunk stores the same address, and a later load sees one of
         // them: the start is never reset while `self` lives), so `start` is that address.
-        unsafe { &*start.wrapping_add(h as usize) }
+        unsafe { &*start.wrapping_byte_add(h as usize) }
     }
 
     /// [`Self::at`] of an element whose chunk's start is not stored (yet): through the
@@ -258,16 +260,28 @@ impl<T> Chunked<T> {
             .chunks
             .get(c)
             .and_then(OnceLock::get)
-            .expect("CobTree: cell of an unmade chunk")[o]
+            .expect("CobTree: cell of an unmade chunk")[o / core::mem::size_of::<T>().max(1)]
     }
 
-    /// Element `s` (the `s`-th made; its handle is [`handle`]`(s)`), making its chunk
+    /// Element `s` (the `s`-th made; its handle is [`Self::handle`]`(s)`), making its chunk
     /// (every element `init()`) if it is not made yet.
+    ///
+    /// # Panics
+    ///
+    /// If the chunk would be larger than `1 << OFFSET_BITS` bytes (its byte offsets would
+    /// not fit in a handle; no allocation could hold it anyway).
     #[cfg_attr(debug_assertions, inline)]
     #[cfg_attr(not(debug_assertions), inline(always))]
     fn make(&self, s: u64, init: impl Fn() -> T) -> &T {
         let (c, o) = place(s);
-        let made = self.chunks[c].get_or_init(|| (0..FIRST_CHUNK << c).map(|_| init()).collect());
+        let made = self.chunks[c].get_or_init(|| {
+            let bytes = (FIRST_CHUNK << c).checked_mul(core::mem::size_of::<T>());
+            assert!(
+                bytes.is_some_and(|b| b as u64 <= 1 << OFFSET_BITS),
+                "CobTree: too many cells"
+            );
+            (0..FIRST_CHUNK << c).map(|_| init()).collect()
+        });
         // The tagged index is stored last and tested with an acquire load: seeing it
         // stored orders the untagged one's store before what this call publishes too.
         if self.starts[c | TAG_INDEX].load(Ordering::Acquire).is_null() {
@@ -276,7 +290,7 @@ impl<T> Chunked<T> {
             // the `get_or_init` that made the chunk, through a flag, counted 12 more
             // instructions per insert.)
             for i in [c, c | TAG_INDEX] {
-                let start = made.as_ptr().cast_mut().wrapping_sub(bias(i));
+                let start = made.as_ptr().cast_mut().wrapping_byte_sub(bias(i));
                 self.starts[i].store(start, Ordering::Release);
             }
         }
@@ -350,7 +364,7 @@ unsafe impl<K, V> Sync for CellPtr<K, V> {}
 
 pub(crate) struct Slab<K, V> {
     cells: Chunked<Cell<K, V>>,
-    /// Cell numbers: the count of cells handed out (cell `n` is [`handle`]`(n)`), and the
+    /// Cell numbers: the count of cells handed out (cell `n` is [`Chunked::handle`]`(n)`), and the
     /// handles of the cells whose nodes were reclaimed.
     cell_numbers: Numbers<u64>,
     limbo: Limbo<K, V>,
@@ -447,7 +461,7 @@ impl<K, V> Slab<K, V> {
                 self.cells.make(s, || {
                     Cell(core::cell::UnsafeCell::new(core::mem::MaybeUninit::uninit()))
                 });
-                handle(s)
+                Chunked::<Cell<K, V>>::handle(s)
             }
         };
         let cell = self.cell(c);
@@ -600,9 +614,15 @@ impl<K, V> Limbo<K, V> {
 mod tests {
     use super::*;
 
+    type C = Chunked<AtomicU64>;
+
+    fn handle(s: u64) -> u64 {
+        C::handle(s)
+    }
+
     #[test]
     fn at_finds_what_make_made() {
-        let c: Chunked<AtomicU64> = Chunked::new();
+        let c: C = Chunked::new();
         // Into the fifth chunk; every element made gets its own number.
         let n = (FIRST_CHUNK * 15 + 3) as u64;
         for s in 0..n {
@@ -631,7 +651,7 @@ mod tests {
     #[test]
     #[should_panic(expected = "unmade chunk")]
     fn at_of_an_unmade_chunk_panics() {
-        let c: Chunked<AtomicU64> = Chunked::new();
+        let c: C = Chunked::new();
         c.make(0, || AtomicU64::new(0));
         c.at(handle(FIRST_CHUNK as u64));
     }
@@ -642,8 +662,10 @@ mod tests {
         for s in 0..10_000u64 {
             let p = place(s);
             assert_eq!(p, next, "slot {s}");
-            assert_eq!(unpack(handle(s)), p, "slot {s}");
-            assert_eq!(unpack(handle(s) | MANY), p, "slot {s}");
+            // Byte offsets: 8-byte elements.
+            let bytes = (p.0, p.1 * 8);
+            assert_eq!(unpack(handle(s)), bytes, "slot {s}");
+            assert_eq!(unpack(handle(s) | MANY), bytes, "slot {s}");
             next = if p.1 + 1 == FIRST_CHUNK << p.0 {
                 (p.0 + 1, 0)
             } else {
