@@ -405,11 +405,13 @@ where
     ) -> B {
         let arr: &Pma<K, V> = &self.arr;
         let (range, back_last) = (&self.range, &self.back_last);
-        let limit = |k: &K| before_end(range, back_last, k);
+        // Tested once, not per leaf: with no end (the whole map, the back unused) every
+        // key passes.
+        let endless = matches!(range.end_bound(), Bound::Unbounded) && back_last.is_none();
+        let limit = |k: &K| endless || before_end(range, back_last, k);
         let c = &mut self.front;
-        let (mut j, mut seek, mut ver) = (c.j, c.seek, c.fast_ver);
-        let mut l = arr.leaf(j);
-        let mut moved = false;
+        let (j0, mut seek, mut ver) = (c.j, c.seek, c.fast_ver);
+        let (mut j, mut l) = (j0, arr.leaf(j0));
         let mut last = None;
         loop {
             let (a, s, x) = run(acc, l, (seek.slot, seek.stop), ver);
@@ -423,13 +425,14 @@ where
             }
             match arr.next_run(j, &l, &seek, &limit) {
                 Some((nj, nl, ns)) => {
-                    (j, l, seek, moved) = (nj, nl, ns, true);
+                    (j, l, seek) = (nj, nl, ns);
                     ver = if ns.ver & FROZEN == 0 { ns.ver } else { NEVER };
                 }
                 None => break,
             }
         }
-        if moved {
+        // Leaves are only taken forward: a new one is a greater index.
+        if j != j0 {
             c.settle(j, seek, arr.offsets(j));
         } else {
             c.seek.slot = seek.slot;
