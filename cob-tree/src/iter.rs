@@ -423,7 +423,7 @@ where
             if s < seek.stop {
                 break;
             }
-            match arr.next_run(j, &l, &seek, &limit) {
+            match arr.next_run(j, &l, &seek, limit) {
                 Some((nj, nl, ns)) => {
                     (j, l, seek) = (nj, nl, ns);
                     ver = if ns.ver & FROZEN == 0 { ns.ver } else { NEVER };

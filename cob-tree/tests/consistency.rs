@@ -143,7 +143,7 @@ proptest! {
 /// A `String` key of `k`: even `k` a prefix of its own (a one-entry bucket), odd `k` in
 /// groups of three sharing their first 8 bytes (buckets of several entries).
 fn skey(k: u16) -> String {
-    if k % 2 == 0 {
+    if k.is_multiple_of(2) {
         format!("k{k:04}")
     } else {
         format!("s{:07}{}", k / 6, k % 6)

@@ -58,6 +58,12 @@ use crate::sync::{AtomicU64, AtomicUsize, Ordering, fence};
 use core::cmp::Ordering as Cmp;
 use core::marker::PhantomData;
 
+/// Marks the branch that calls it as the unlikely one, so the compiler lays the other out
+/// as the straight path (`core::hint::cold_path` is newer than the crate's MSRV).
+#[cold]
+#[inline]
+pub(crate) fn cold() {}
+
 /// Bytes per cache line; every leaf starts on one.
 pub const CACHE_LINE: usize = 64;
 

@@ -364,7 +364,7 @@ impl<K: Key, V: Pod> Leaf<'_, K, V> {
             let v = load::<V>(vs, s);
             fence(Ordering::Acquire);
             if version.load(Ordering::Relaxed) != ver {
-                core::hint::cold_path();
+                super::cold();
                 break;
             }
             s += 1;

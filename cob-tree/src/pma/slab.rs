@@ -435,7 +435,7 @@ impl<K, V> Slab<K, V> {
         let n = unsafe { self.node(c, g) };
         debug_assert_eq!(c & MANY != 0, matches!(n.entries, Entries::Many(_)));
         if c & MANY != 0 {
-            core::hint::cold_path();
+            super::cold();
             return View::Many(n.entries());
         }
         match &n.entries {
