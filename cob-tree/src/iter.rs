@@ -424,10 +424,8 @@ where
                 break;
             }
             match arr.next_run(j, &l, &seek, limit) {
-                Some((nj, nl, ns)) => {
-                    (j, l, seek) = (nj, nl, ns);
-                    ver = if ns.ver & FROZEN == 0 { ns.ver } else { NEVER };
-                }
+                // Never frozen (`next_run`): its elements take the fast check.
+                Some((nj, nl, ns)) => (j, l, seek, ver) = (nj, nl, ns, ns.ver),
                 None => break,
             }
         }

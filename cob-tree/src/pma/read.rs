@@ -245,7 +245,9 @@ impl<K: Key, V: Pod> Pma<K, V> {
     /// unchanged (and not frozen) and leaf `j + 1` continues exactly at its upper fence, the
     /// whole of leaf `j + 1` as a new run, validated, with its view; `None` otherwise (the
     /// caller then steps and seeks as `next` does). The same checks as a cursor's step to
-    /// [`Self::seek_next`], on leaf views sliced once each (no per-field bounds checks).
+    /// [`Self::seek_next`], on leaf views sliced once each (no per-field bounds checks);
+    /// a frozen leaf `j + 1` is left to that step too, so the run's version is exact (never
+    /// frozen).
     #[cfg_attr(debug_assertions, inline)]
     #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn next_run<'a>(
@@ -270,7 +272,7 @@ impl<K: Key, V: Pod> Pma<K, V> {
         }
         let n = self.leaf(j);
         let ver = n.version().load(Ordering::Acquire);
-        if ver & 1 != 0 {
+        if ver & (1 | FROZEN) != 0 {
             return None;
         }
         let meta = n.meta();
@@ -281,7 +283,7 @@ impl<K: Key, V: Pod> Pma<K, V> {
         let stop = run_stop(n.ks, 0, count, true, &limit);
         let fence_next = (meta & HI_INF == 0).then(|| n.hi());
         fence(Ordering::Acquire);
-        if (n.version().load(Ordering::Relaxed) ^ ver) & !FROZEN != 0 {
+        if n.version().load(Ordering::Relaxed) != ver {
             return None;
         }
         Some((
