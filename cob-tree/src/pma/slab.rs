@@ -242,7 +242,20 @@ impl<T> Chunked<T> {
     #[cfg_attr(debug_assertions, inline)]
     #[cfg_attr(not(debug_assertions), inline(always))]
     unsafe fn at_made(&self, h: u64) -> &T {
-        let start = self.starts[start_index(h)].load(Ordering::Acquire);
+        // SAFETY: the caller's contract, and the index is `h`'s.
+        unsafe { self.at_made_index(start_index(h), h) }
+    }
+
+    /// [`Self::at_made`] with `h`'s index in the table of starts computed by the caller.
+    ///
+    /// # Safety
+    ///
+    /// As [`Self::at_made`], and `i` must be [`start_index`]`(h)`.
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    unsafe fn at_made_index(&self, i: usize, h: u64) -> &T {
+        debug_assert_eq!(i, start_index(h));
+        let start = self.starts[i % STARTS].load(Ordering::Acquire);
         debug_assert!(!start.is_null(), "CobTree: cell of an unmade chunk");
         // SAFETY: as in `at`: the caller's `make` stored the chunk's start before this call
         // (every `make` of the chunk stores the same address, and a later load sees one of
@@ -431,13 +444,25 @@ impl<K, V> Slab<K, V> {
     #[cfg_attr(debug_assertions, inline)]
     #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) unsafe fn view<'g>(&'g self, c: u64, g: &'g Guard) -> View<'g, K, V> {
-        // SAFETY: the caller's contract.
-        let n = unsafe { self.node(c, g) };
-        debug_assert_eq!(c & MANY != 0, matches!(n.entries, Entries::Many(_)));
-        if c & MANY != 0 {
+        // The tag is the sign bit: the arithmetic shift of the number is negative when it is
+        // set, and otherwise the number's index in the table of starts (one instruction for
+        // the test and the index).
+        let i = (c as i64) >> OFFSET_BITS;
+        if i < 0 {
             super::cold();
-            return View::Many(n.entries());
+            // SAFETY: the caller's contract (the untagged number names the same cell).
+            return View::Many(unsafe { self.node(c & !MANY, g) }.entries());
         }
+        // SAFETY: the caller's contract, as in `node` (and `i` is `c`'s index: `c` is
+        // untagged, so its arithmetic and logical shifts agree).
+        let p = unsafe { self.cells.at_made_index(i as usize, c) }
+            .0
+            .get()
+            .cast::<Node<K, V>>();
+        // SAFETY: as in `node`: the cell holds the node `store` wrote before `c` reached the
+        // core, alive and unchanged while `_g` lives.
+        let n = unsafe { &*p };
+        debug_assert!(matches!(n.entries, Entries::One(_)));
         match &n.entries {
             Entries::One(e) => View::One(e),
             // SAFETY: `c` is the number `store` returned for this node (the caller's
