@@ -42,7 +42,7 @@ impl<K: Key, V: Pod> Pma<K, V> {
     /// Looks `k` up, starting at the leaf the index names and stepping to a neighbour
     /// while the fences say the key is further left or right: `Some(found)` from a
     /// validated read of the owning leaf, `None` when a leaf on the way was busy (the
-    /// caller retries). Written as one loop over [`Leaf`](super::leaf::Leaf) views, so the
+    /// caller retries). Written as one loop over [`Leaf`] views, so the
     /// common case (the first leaf owns the key) is straight-line code.
     #[cfg_attr(debug_assertions, inline)]
     #[cfg_attr(not(debug_assertions), inline(always))]

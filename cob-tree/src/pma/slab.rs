@@ -6,7 +6,9 @@
 //! Cells live in chunks of doubling size, each made once (`OnceLock`) and never moved or
 //! freed before the map. A cell's number (what the core stores) carries its chunk in its top
 //! bits and its byte offset in the chunk below them ([`Chunked::handle`]), so finding a cell
-//! is a shift, one load of its chunk's start from a flat table and an add (no scaling). A cell is written once when its node is made, and goes back to the
+//! is a shift, one load of its chunk's start from a flat table and an add (no scaling). Its
+//! top bit ([`MANY`]) tags a node of several entries, so a reader knows a node's kind
+//! without loading the node ([`Slab::view`]). A cell is written once when its node is made, and goes back to the
 //! pool only after its node was reclaimed (no reader can hold it any more), so a reader
 //! never sees a cell being rewritten.
 //!
