@@ -33,8 +33,9 @@ pub(crate) const PAGE_AVAILABLE: u8 = 1;
 /// Page has no free block and is in no list.
 pub(crate) const PAGE_FULL: u8 = 2;
 
-/// Descriptor of one page; lives in page 0 of its segment. Guarded by the owner's lock,
-/// except `block_size`/`class`, fixed while any block of the page is live and read without
+/// Descriptor of one page; lives in page 0 of its segment. Guarded by the lock of its
+/// holder (the segment's owner unless the page is lent), except `block_size`, `class`,
+/// `div_magic` and `holder`, fixed while any block of the page is live and read without
 /// the lock by threads holding such a block. So no `&Page`/`&mut Page` is ever formed:
 /// fields are reached through the raw pointer, one place at a time, and a reference
 /// covering the whole descriptor cannot overlap those lock-free reads.
@@ -58,6 +59,11 @@ pub(crate) struct Page {
     /// The page may hold touched (resident) memory: set when it is formatted, cleared
     /// when `malloc_trim` decommits it as a free page.
     pub(crate) dirty: u8,
+    /// Index of the arena whose lock guards this descriptor and whose lists hold the page:
+    /// the segment's owner, or the arena the page is lent to (`arena::loan`). Written only
+    /// while the page is free (no block of it live, cached or pending), so a thread
+    /// holding a block of the page reads it without the lock, as it reads `class`.
+    pub(crate) holder: u8,
 }
 
 /// The first bytes of every segment and huge mapping.
@@ -82,6 +88,9 @@ pub(crate) struct SegmentHeader {
     /// Huge: index of the span region holding the block, or [`NO_REGION`] for a block with
     /// a mapping of its own.
     pub(crate) region: u32,
+    /// Small: bit `i` is set while page `i` is lent to another arena (under the owner's
+    /// lock; the owner neither lists nor reads a lent page's descriptor).
+    pub(crate) lent: u32,
 }
 
 /// [`SegmentHeader::state`] of a live huge block.
@@ -99,6 +108,9 @@ pub(crate) struct Segment {
 
 const _: () = assert!(SEGMENT_SIZE.is_power_of_two() && PAGE_SIZE.is_power_of_two());
 const _: () = assert!(size_of::<Page>() == 64);
+// `Page::holder` holds any arena index; `SegmentHeader::lent` a bit per page.
+const _: () = assert!(crate::arena::MAX_HEAP_COUNT <= u8::MAX as usize + 1);
+const _: () = assert!(PAGES_PER_SEGMENT <= u32::BITS as usize);
 const _: () = assert!(size_of::<SegmentHeader>() == HUGE_HEADER);
 const _: () = assert!(offset_of!(Segment, pages) == HUGE_HEADER);
 const _: () = assert!(size_of::<Segment>() <= PAGE_SIZE);
@@ -148,6 +160,7 @@ pub(crate) fn new_segment(
         next: ptr::null_mut(),
         state: AtomicU32::new(0),
         region: NO_REGION,
+        lent: 0,
     };
     // SAFETY: `base` is a fresh, aligned, writable mapping of SEGMENT_SIZE bytes.
     unsafe { base.cast::<SegmentHeader>().write(header) };
@@ -168,6 +181,7 @@ pub(crate) fn new_segment(
             class: 0,
             state: PAGE_FREE,
             dirty: 0,
+            holder: owner as u8,
         };
         // SAFETY: descriptors lie in page 0 of the fresh mapping (size asserted above).
         unsafe { desc.write(page) };
@@ -179,12 +193,14 @@ pub(crate) fn new_segment(
 /// Formats a free page for size class `class`.
 ///
 /// # Safety
-/// `page` is a free page of a segment whose owner lock the caller holds.
+/// `page` is a free page whose holder's lock the caller holds.
 pub(crate) unsafe fn format_page(page: *mut Page, class: usize) {
     let size = class_size(class);
     let capacity = PAGE_SIZE / size;
-    // SAFETY: the caller holds the owner's lock.
+    // SAFETY: the caller holds the holder's lock.
     let start = unsafe { (*page).start };
+    // SAFETY: as above.
+    let holder = unsafe { (*page).holder };
     let fresh = Page {
         free: ptr::null_mut(),
         bump: start,
@@ -198,6 +214,7 @@ pub(crate) unsafe fn format_page(page: *mut Page, class: usize) {
         class: class as u8,
         state: PAGE_FREE,
         dirty: 1,
+        holder,
     };
     // SAFETY: as above; the page is in no list and no block of it is live, so nobody
     // reads `block_size`/`class` concurrently.
@@ -212,6 +229,12 @@ pub(crate) struct RemoteWords {
     pub(crate) blocks: AtomicPtr<u8>,
     /// The page's link in its arena's pending stack.
     pub(crate) next: AtomicPtr<u8>,
+    /// A lent page's links: in its holder's list of borrowed pages (under the holder's
+    /// lock), then, once given back, `loan_next` in its owner's stack of returned pages
+    /// (`arena::loan`). Atomic only so that page 0 is never reached through a reference
+    /// to plain memory another thread writes.
+    pub(crate) loan_next: AtomicPtr<u8>,
+    pub(crate) loan_prev: AtomicPtr<u8>,
 }
 
 /// Where the pages' [`RemoteWords`] start in page 0 (after the descriptors, before the
@@ -223,17 +246,23 @@ const _: () = assert!(size_of::<RemoteWords>() == 64);
 /// The remote-free words of the page with descriptor `page`.
 #[inline]
 pub(crate) fn remote_words(page: *mut Page) -> *const RemoteWords {
-    let seg = segment_of_page(page).cast::<u8>();
-    let idx = (page.addr() - seg.addr() - offset_of!(Segment, pages)) / size_of::<Page>();
-    seg.wrapping_add(REMOTE_OFFSET + idx * size_of::<RemoteWords>())
+    segment_of_page(page)
+        .cast::<u8>()
+        .wrapping_add(REMOTE_OFFSET + page_index(page) * size_of::<RemoteWords>())
         .cast()
+}
+
+/// The index in its segment of the page with descriptor `page` (1..PAGES_PER_SEGMENT).
+#[inline]
+pub(crate) fn page_index(page: *mut Page) -> usize {
+    (page.addr() - segment_of_page(page).addr() - offset_of!(Segment, pages)) / size_of::<Page>()
 }
 
 /// Returns the chain `head..=tail` of `n` blocks of `page` (linked through their first
 /// words) to its free list; returns (its class, page was full, page is now empty).
 ///
 /// # Safety
-/// The caller holds the owner's lock; the chain's blocks are blocks of `page` counted as
+/// The caller holds the holder's lock; the chain's blocks are blocks of `page` counted as
 /// used and given up.
 pub(crate) unsafe fn put_chain(
     page: *mut Page,
@@ -241,7 +270,7 @@ pub(crate) unsafe fn put_chain(
     tail: *mut u8,
     n: u32,
 ) -> (usize, bool, bool) {
-    // SAFETY: the caller holds the owner's lock, which guards the descriptor.
+    // SAFETY: the caller holds the holder's lock, which guards the descriptor.
     let used = unsafe { (*page).used };
     // SAFETY: as above.
     let capacity = unsafe { (*page).capacity };
@@ -281,7 +310,7 @@ fn live_bit(p: *mut u8) -> (*mut u64, u64) {
 /// Hardened mode: records block `p` as live.
 ///
 /// # Safety
-/// The caller holds the owner's lock (which guards the bitmap) and `p` is a block of a
+/// The caller holds the holder's lock (which guards the bitmap) and `p` is a block of a
 /// formatted page of a small segment.
 #[cold]
 unsafe fn mark_live(p: *mut u8) {
@@ -309,10 +338,10 @@ unsafe fn mark_free(p: *mut u8) {
 /// Takes a block from `page`; returns it and whether the page is now full.
 ///
 /// # Safety
-/// The caller holds the owner's lock and `page` is formatted and not full.
+/// The caller holds the holder's lock and `page` is formatted and not full.
 #[inline]
 pub(crate) unsafe fn take_block(page: *mut Page) -> (*mut u8, bool) {
-    // SAFETY: the caller holds the owner's lock, which guards every field written here.
+    // SAFETY: the caller holds the holder's lock, which guards every field written here.
     let free = unsafe { (*page).free };
     let block = if !free.is_null() {
         // SAFETY: free blocks store the next free block in their first word.
@@ -351,11 +380,11 @@ pub(crate) unsafe fn take_block(page: *mut Page) -> (*mut u8, bool) {
 /// now full). Not for the hardened mode (no live bits are set).
 ///
 /// # Safety
-/// The caller holds the owner's lock and `page` is formatted and not full.
+/// The caller holds the holder's lock and `page` is formatted and not full.
 #[inline]
 pub(crate) unsafe fn take_chain(page: *mut Page, n: u32) -> (*mut u8, *mut u8, u32, bool) {
     debug_assert!(n >= 1 && !crate::config::hardened());
-    // SAFETY: the caller holds the owner's lock, which guards every descriptor field read
+    // SAFETY: the caller holds the holder's lock, which guards every descriptor field read
     // and written here ("as above" below); free blocks hold the next free block in their
     // first word, and blocks beyond the bump pointer are unused blocks of the page.
     let used = unsafe { (*page).used };
@@ -404,14 +433,14 @@ pub(crate) unsafe fn take_chain(page: *mut Page, n: u32) -> (*mut u8, *mut u8, u
 /// Returns block `p` to `page`; returns (its class, page was full, page is now empty).
 ///
 /// # Safety
-/// The caller holds the owner's lock and `p` is a live block of `page`.
+/// The caller holds the holder's lock and `p` is a live block of `page`.
 #[inline]
 pub(crate) unsafe fn put_block(page: *mut Page, p: *mut u8) -> (usize, bool, bool) {
     if crate::config::hardened() {
         // SAFETY: the lock is held and `p` is a block of this formatted page.
         unsafe { mark_free(p) };
     }
-    // SAFETY: the caller holds the owner's lock, which guards every field written here.
+    // SAFETY: the caller holds the holder's lock, which guards every field written here.
     let used = unsafe { (*page).used };
     // SAFETY: as above.
     let capacity = unsafe { (*page).capacity };
@@ -467,7 +496,7 @@ pub(crate) unsafe fn block_size(seg: *mut SegmentHeader, p: *mut u8) -> usize {
 /// Bytes in live blocks of `page` (0 for a free page).
 ///
 /// # Safety
-/// The caller holds the owner's lock.
+/// The caller holds the holder's lock.
 pub(crate) unsafe fn bytes_in_use(page: *mut Page) -> usize {
     // SAFETY: guarded by the caller's lock.
     let state = unsafe { (*page).state };

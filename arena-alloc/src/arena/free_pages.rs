@@ -1,39 +1,44 @@
-//! The free pages of an arena: resident ones first, and what an idle arena gives back
-//! when another is about to touch new memory.
+//! The free pages of an arena: resident ones first, and which arenas are idle.
 //!
 //! ```text
 //!  free_pages: [dirty][dirty][dirty] [clean][clean] ...   dirty_free = 3
 //!               ^ fresh_page takes the head (a resident page while there is one)
-//!  idle arena, trimmed: [dirty][dirty] [clean][clean][clean][clean]   (FREE_PAGES_DIRTY)
 //! ```
+//!
+//! An arena about to touch new memory borrows a resident free page of another arena
+//! first (`super::loan`): an idle arena lends all of its resident free pages, a busy one
+//! those beyond [`FREE_PAGES_DIRTY`].
 
-use super::{ARENAS, ArenaState, retire_page};
+use super::{ArenaState, retire_page};
 use crate::class::NUM_CLASSES;
 use crate::page::{self, PAGE_SIZE, Page};
 use crate::sync::global::{AtomicUsize, Ordering};
 use crate::sys;
 use core::ptr;
 
-/// Free (unformatted) pages that `trim_others` leaves resident in an idle arena; the
-/// others are decommitted (`MADV_DONTNEED`). An arena's own frees keep every page they
-/// empty resident (a page emptied and refilled at once, as in a producer/consumer, must
-/// not fault in again).
+/// Resident free (unformatted) pages that an arena which is handing out blocks keeps when
+/// another arena borrows from it (`super::loan`); an idle arena lends them all. An
+/// arena's own frees keep every page they empty resident (a page emptied and refilled at
+/// once, as in a producer/consumer, must not fault in again).
 pub const FREE_PAGES_DIRTY: u32 = 2;
-/// Other arenas that one [`trim_others`] looks at (round robin).
-const TRIM_OTHERS: usize = 4;
-/// Arenas that have had a segment: `0..ARENAS_USED`.
+/// Arenas that have had a segment or borrowed a page: `0..ARENAS_USED`.
 static ARENAS_USED: AtomicUsize = AtomicUsize::new(0);
 
-/// Notes that arena `idx` has a segment.
+/// Notes that arena `idx` has a segment or a borrowed page.
 pub(super) fn note_arena_used(idx: usize) {
     ARENAS_USED.fetch_max(idx + 1, Ordering::Relaxed);
 }
 
-/// Every empty page of the class lists becomes a free page.
+/// Arenas that have had a segment or borrowed a page are `0..arenas_used()`.
+pub(super) fn arenas_used() -> usize {
+    ARENAS_USED.load(Ordering::Relaxed)
+}
+
+/// Every empty page of the class lists becomes a free page (or goes back to its owner).
 ///
 /// # Safety
 /// The caller holds the arena lock.
-unsafe fn retire_empty(st: &mut ArenaState) {
+pub(super) unsafe fn retire_empty(st: &mut ArenaState) {
     for c in 0..NUM_CLASSES {
         let mut page = st.classes[c];
         while !page.is_null() {
@@ -79,80 +84,44 @@ pub(super) unsafe fn push_free_page(st: &mut ArenaState, page: *mut Page) {
     unsafe { page::list_insert_after(prev, page) };
 }
 
-/// Decommits the dirty free pages of an arena beyond the first [`FREE_PAGES_DIRTY`]
-/// (they stay where they are: right after the kept ones, before the clean ones).
+/// Decommits every dirty free page of an arena (they stay where they are, clean);
+/// `true` if there was one.
 ///
 /// # Safety
 /// The caller holds the arena lock.
-unsafe fn trim_free(st: &mut ArenaState) {
-    let mut kept = 0;
+pub(super) unsafe fn decommit_free(st: &mut ArenaState) -> bool {
+    let mut released = false;
     let mut page = st.free_pages;
-    // SAFETY: the lock is held; listed pages are free descriptors.
+    // SAFETY: the lock is held; listed pages are free descriptors, the dirty ones first.
     while !page.is_null() && unsafe { (*page).dirty } != 0 {
-        if kept < FREE_PAGES_DIRTY {
-            kept += 1;
-        } else {
-            // SAFETY: as above.
-            let start = unsafe { (*page).start };
-            // SAFETY: no block of a free page is live, and its descriptor lies in page 0,
-            // outside the range.
-            unsafe { sys::decommit(start, PAGE_SIZE) };
-            // SAFETY: as above (lock held).
-            unsafe { (*page).dirty = 0 };
-            st.dirty_free -= 1;
-        }
+        // SAFETY: as above.
+        let start = unsafe { (*page).start };
+        // SAFETY: no block of a free page is live, and its descriptor lies in page 0,
+        // outside the range.
+        unsafe { sys::decommit(start, PAGE_SIZE) };
+        // SAFETY: as above (lock held).
+        unsafe { (*page).dirty = 0 };
+        st.dirty_free -= 1;
+        released = true;
         // SAFETY: as above.
         page = unsafe { (*page).next };
     }
+    released
 }
 
-/// If the arena has handed out no block since the last call (`trim_mark`), its empty
-/// pages become free pages and its resident free pages beyond [`FREE_PAGES_DIRTY`] are
-/// decommitted; `true` if so.
+/// Whether the arena has handed out no block since the previous look (`idle_mark`); if
+/// so, its empty pages become free pages (its lent ones go back to their owners).
 ///
 /// # Safety
 /// The caller holds the arena lock.
-unsafe fn trim_if_idle(st: &mut ArenaState) -> bool {
-    let idle = st.trim_mark == st.allocs;
-    st.trim_mark = st.allocs;
+pub(super) unsafe fn look_idle(st: &mut ArenaState) -> bool {
+    let idle = st.idle_mark == st.allocs;
+    st.idle_mark = st.allocs;
     if idle {
         // SAFETY: forwarded from the caller.
         unsafe { retire_empty(st) };
-        // SAFETY: as above.
-        unsafe { trim_free(st) };
     }
     idle
-}
-
-/// Called by arena `idx` (its lock held) when it is about to format a page on memory not
-/// touched yet: of up to [`TRIM_OTHERS`] other arenas whose lock is free, those that have
-/// handed out no block since the last such look are trimmed ([`trim_if_idle`]), so what
-/// an arena whose threads went idle or exited holds does not add to the peak while this
-/// one grows. (Trimming busy arenas too, or capping every arena's own free pages, made
-/// mimalloc-bench's xmalloc-test decommit pages it reused at once: 3,500 `madvise` calls
-/// in 3 s, 6-10x the faults.) Holds a second arena lock, taken with `try_lock` only
-/// (never waits, so no lock order is needed).
-#[cold]
-pub(super) fn trim_others(idx: usize) {
-    static NEXT: AtomicUsize = AtomicUsize::new(0);
-    let used = ARENAS_USED.load(Ordering::Relaxed);
-    for _ in 0..TRIM_OTHERS.min(used.saturating_sub(1)) {
-        let mut j = NEXT.fetch_add(1, Ordering::Relaxed) % used;
-        if j == idx {
-            j = (j + 1) % used;
-        }
-        let a = &ARENAS[j];
-        if !a.lock.try_lock() {
-            continue;
-        }
-        // SAFETY: arena `j`'s lock is held; the reference ends before the release.
-        let st = unsafe { &mut *a.state.get() };
-        // SAFETY: as above.
-        unsafe { trim_if_idle(st) };
-        if a.lock.release() {
-            a.lock.wake();
-        }
-    }
 }
 
 #[cfg(test)]
@@ -181,7 +150,7 @@ mod tests {
 
     #[test]
     #[cfg_attr(miri, ignore = "mmap")]
-    fn an_idle_arena_keeps_free_pages_dirty_up_to_the_cap() {
+    fn an_idle_arena_retires_its_empty_pages_and_trim_decommits_them() {
         ensure_ready();
         // An arena no other test of this binary uses.
         let idx = MAX_HEAP_COUNT - 1;
@@ -209,23 +178,33 @@ mod tests {
         let st = a.acquire();
         let (dirty, ordered) = dirty_free_pages(st);
         assert!(dirty as usize >= pages - 1 && st.dirty_free == dirty && ordered);
-        // The first look only marks the arena; the second finds it idle.
+        assert!(
+            !st.classes[big].is_null(),
+            "the emptied head page stays listed"
+        );
+        // The first look only marks the arena; the second finds it idle, and its empty
+        // head page becomes a free page too.
         // SAFETY: the lock is held.
-        assert!(!unsafe { trim_if_idle(st) });
-        assert_eq!(dirty_free_pages(st).0, dirty);
+        assert!(!unsafe { look_idle(st) });
+        assert!(!st.classes[big].is_null());
         // SAFETY: as above.
-        assert!(unsafe { trim_if_idle(st) });
-        let (left, ordered) = dirty_free_pages(st);
-        assert!(left == FREE_PAGES_DIRTY && st.dirty_free == left && ordered);
-        // The empty page at the class head became a free page too.
+        assert!(unsafe { look_idle(st) });
         assert!(st.classes[big].is_null());
+        let (all, ordered) = dirty_free_pages(st);
+        assert!(all == dirty + 1 && st.dirty_free == all && ordered);
+        // `malloc_trim`'s part: every dirty free page decommitted, once.
+        // SAFETY: as above.
+        assert!(unsafe { decommit_free(st) });
+        assert_eq!((dirty_free_pages(st).0, st.dirty_free), (0, 0));
+        // SAFETY: as above.
+        assert!(!unsafe { decommit_free(st) });
         a.lock.unlock();
         // An arena that hands out a block is busy at the next look.
         let p = alloc_small(idx, big);
         assert!(!p.is_null());
         let st = a.acquire();
         // SAFETY: the lock is held.
-        assert!(!unsafe { trim_if_idle(st) });
+        assert!(!unsafe { look_idle(st) });
         a.lock.unlock();
         // SAFETY: `p` is live and freed once.
         unsafe { free(p, idx) };

@@ -562,6 +562,7 @@ unsafe fn write_header(h: *mut u8, idx: usize, len: usize, off: usize, region: u
         next: ptr::null_mut(),
         state: AtomicU32::new(BLOCK_LIVE),
         region,
+        lent: 0,
     };
     // SAFETY: forwarded from the caller.
     unsafe { h.cast::<SegmentHeader>().write(header) };

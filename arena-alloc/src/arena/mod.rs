@@ -3,12 +3,13 @@
 
 mod free_pages;
 pub(crate) mod huge;
+mod loan;
 
 use crate::class::{NUM_CLASSES, class_for, class_size};
 use crate::lock::RawLock;
 use crate::page::{
-    self, KIND_SMALL, MAGIC, PAGE_AVAILABLE, PAGE_FREE, PAGE_FULL, PAGE_SIZE, PAGES_PER_SEGMENT,
-    Page, SEGMENT_SIZE, SegmentHeader,
+    self, KIND_SMALL, MAGIC, PAGE_AVAILABLE, PAGE_FREE, PAGE_FULL, PAGES_PER_SEGMENT, Page,
+    SEGMENT_SIZE, SegmentHeader,
 };
 use crate::remote;
 use crate::sync::global::{AtomicPtr, AtomicU8, AtomicU32, Ordering, UnsafeCell};
@@ -31,12 +32,13 @@ struct ArenaState {
     /// Free pages that may hold resident memory (`Page::dirty`); they precede the clean
     /// ones in `free_pages`, so a fresh page is a dirty one while there is one.
     dirty_free: u32,
-    /// `allocs` when another arena's `free_pages::trim_others` last looked at this one: an
-    /// arena that has handed out no block since is idle, and is trimmed then. Starts at 0,
-    /// as every field does (an arena that has handed out nothing has nothing to trim), so
-    /// `ARENAS` is all zeros and lies in `.bss`. A non-zero start put its 80 KiB in
-    /// `.data`, file-backed pages that a C program under `LD_PRELOAD` faulted in.
-    trim_mark: u64,
+    /// `allocs` when another arena's `loan::borrow` last looked at this one: an arena
+    /// that has handed out no block since is idle, and lends all its resident free pages
+    /// then. Starts at 0, as every field does (an arena that has handed out nothing has
+    /// nothing to lend), so `ARENAS` is all zeros and lies in `.bss`. A non-zero start put
+    /// its 80 KiB in `.data`, file-backed pages that a C program under `LD_PRELOAD`
+    /// faulted in.
+    idle_mark: u64,
     /// Small-block counters: plain integers under the lock (no extra locked instruction
     /// on the fast path); `arena_stats` takes the lock to read them.
     allocs: u64,
@@ -45,6 +47,9 @@ struct ArenaState {
     contended: u64,
     /// This arena's small segments (linked through their headers), for statistics.
     segments: *mut SegmentHeader,
+    /// Pages of other arenas' segments lent to this one (`loan`), linked through their
+    /// `RemoteWords::loan_next`/`loan_prev`, for statistics.
+    borrowed: *mut Page,
 }
 
 /// A value on a cache line of its own.
@@ -59,6 +64,9 @@ pub(crate) struct Arena {
     /// linked through their `RemoteWords::next`; drained by the lock holder. On its own
     /// line: other threads push here while the holder works under the lock.
     pending: Line<AtomicPtr<u8>>,
+    /// Pages of this arena's segments that the arenas they were lent to gave back
+    /// (`loan`), linked through their `RemoteWords::loan_next`; taken by the lock holder.
+    returned: Line<AtomicPtr<u8>>,
     state: UnsafeCell<ArenaState>,
 }
 
@@ -73,17 +81,19 @@ impl Arena {
         Self {
             lock: RawLock::new(AtomicU32::new(0)),
             pending: Line(AtomicPtr::new(ptr::null_mut())),
+            returned: Line(AtomicPtr::new(ptr::null_mut())),
             state: UnsafeCell::new(ArenaState {
                 classes: [ptr::null_mut(); NUM_CLASSES],
                 free_pages: ptr::null_mut(),
                 dirty_free: 0,
-                trim_mark: 0,
+                idle_mark: 0,
                 empty_segments: 0,
                 allocs: 0,
                 frees: 0,
                 remote_frees: 0,
                 contended: 0,
                 segments: ptr::null_mut(),
+                borrowed: ptr::null_mut(),
             }),
         }
     }
@@ -158,7 +168,7 @@ pub(crate) fn is_ready() -> bool {
 
 extern "C" fn fork_prepare() {
     // Always in index order, so this cannot deadlock: the one path that holds two arena
-    // locks (`free_pages::trim_others`) takes the second with `try_lock` only.
+    // locks (`loan::borrow`) takes the second with `try_lock` only.
     for a in &ARENAS {
         a.lock.lock();
     }
@@ -317,7 +327,8 @@ unsafe fn page_for(arena: &Arena, st: &mut ArenaState, class: usize, idx: usize)
 }
 
 /// Puts every block on the thread-free lists of `arena`'s pending pages back on its page
-/// (see `crate::remote`), with the list upkeep a free does.
+/// (see `crate::remote`), with the list upkeep a free does, then takes back the pages
+/// other arenas returned (`loan`).
 ///
 /// # Safety
 /// The caller holds the lock of `arena`, whose state is `st`.
@@ -347,13 +358,21 @@ unsafe fn drain_remote(arena: &Arena, st: &mut ArenaState) {
             let (class, was_full, empty) = unsafe { page::put_chain(page, head, tail, n) };
             st.frees += u64::from(n);
             st.remote_frees += u64::from(n);
-            if was_full || (empty && st.classes[class] != page) {
+            if was_full && empty && !st.classes[class].is_null() {
+                // Full to empty in one chain (every block freed by other threads), with
+                // another page heading its list: a free page at once. Listed, it would
+                // sit empty below the head.
+                // SAFETY: the lock is held; the page was full, so it is in no list.
+                unsafe { free_page(st, page) };
+            } else if was_full || (empty && st.classes[class] != page) {
                 // SAFETY: the lock is held and `page` is formatted.
                 unsafe { fixup_locked(st, page, was_full) };
             }
         }
         pg = next;
     }
+    // SAFETY: forwarded from the caller.
+    unsafe { loan::take_returned(arena, st) };
 }
 
 /// Frees small block `p` without its owner's lock: pushes it onto its page's thread-free
@@ -388,7 +407,10 @@ pub(crate) unsafe fn free_remote_chain(head: *mut u8, tail: *mut u8) {
     let page = page::page_of(seg, head);
     let words = page::remote_words(page);
     // SAFETY: the blocks are live, so their segment (and the page's words in page 0) is
-    // mapped.
+    // mapped, and the page is not free: its `holder` stays as it is until the chain is
+    // drained, which needs the pushes below first.
+    let holder = unsafe { (*page).holder } as usize;
+    // SAFETY: as above.
     let blocks = unsafe { &(*words).blocks };
     // SAFETY: `tail` is given up and at least 16 bytes: its first word holds the link.
     let first = remote::push(blocks, head, |old| unsafe {
@@ -396,11 +418,9 @@ pub(crate) unsafe fn free_remote_chain(head: *mut u8, tail: *mut u8) {
     });
     if first {
         // SAFETY: the segment stays mapped: the chain is counted as used until a drain
-        // takes the page, which needs the push below first. `owner` never changes.
-        let owner = unsafe { (*seg).owner } as usize;
-        // SAFETY: as above.
+        // takes the page, which needs the push below first.
         let next = unsafe { &(*words).next };
-        remote::push(&arena(owner).pending.0, page.cast(), |old| {
+        remote::push(&arena(holder).pending.0, page.cast(), |old| {
             next.store(old, Ordering::Relaxed)
         });
     }
@@ -412,25 +432,58 @@ pub(crate) unsafe fn free_remote_chain(head: *mut u8, tail: *mut u8) {
 /// The caller holds the lock of arena `idx`, whose state is `st`.
 #[cold]
 unsafe fn fresh_page(st: &mut ArenaState, class: usize, idx: usize) -> *mut Page {
+    let mut page = ptr::null_mut();
     if st.dirty_free == 0 {
-        free_pages::trim_others(idx);
+        // No resident free page here: one of another arena's, rather than memory that
+        // was never touched (or that this arena gave back to the OS).
+        // SAFETY: forwarded from the caller.
+        page = unsafe { loan::borrow(st, idx) };
     }
-    if st.free_pages.is_null() {
-        let Some((seg, pages)) = page::new_segment(idx as u32) else {
-            return ptr::null_mut();
-        };
-        free_pages::note_arena_used(idx);
-        // SAFETY: the fresh header is ours; the lock guards the list.
-        unsafe { (*seg).next = st.segments };
-        st.segments = seg;
-        for p in pages.into_iter().rev() {
-            // SAFETY: the lock is held; the fresh pages are in no list.
-            unsafe { page::list_push(&mut st.free_pages, p) };
+    if page.is_null() {
+        if st.free_pages.is_null() {
+            let Some((seg, pages)) = page::new_segment(idx as u32) else {
+                return ptr::null_mut();
+            };
+            free_pages::note_arena_used(idx);
+            // SAFETY: the fresh header is ours; the lock guards the list.
+            unsafe { (*seg).next = st.segments };
+            st.segments = seg;
+            for p in pages.into_iter().rev() {
+                // SAFETY: the lock is held; the fresh pages are in no list.
+                unsafe { page::list_push(&mut st.free_pages, p) };
+            }
+            st.empty_segments += 1;
         }
-        st.empty_segments += 1;
+        page = st.free_pages;
+        // SAFETY: the lock is held; `page` heads the free list.
+        unsafe { take_free_page(st, page) };
     }
-    let page = st.free_pages;
-    // SAFETY: the lock is held; `page` heads the free list.
+    // SAFETY: the lock of the page's holder (arena `idx`) is held.
+    unsafe { install_page(st, page, class) };
+    page
+}
+
+/// Formats free page `page` for `class` and puts it at the head of the class list.
+///
+/// # Safety
+/// The caller holds the lock of the page's holder, whose state is `st`; the page is free
+/// and in no list (but a lent page's `borrowed` list).
+unsafe fn install_page(st: &mut ArenaState, page: *mut Page, class: usize) {
+    // SAFETY: forwarded from the caller: no block of the page is live.
+    unsafe { page::format_page(page, class) };
+    // SAFETY: the lock is held; `page` is in no class list.
+    unsafe { page::list_push(&mut st.classes[class], page) };
+    // SAFETY: the lock is held.
+    unsafe { (*page).state = PAGE_AVAILABLE };
+}
+
+/// Takes free page `page` off the free list of the arena whose state is `st`: it counts
+/// as a page in use of its segment from now on.
+///
+/// # Safety
+/// The caller holds the arena lock; `page` is in its free list.
+unsafe fn take_free_page(st: &mut ArenaState, page: *mut Page) {
+    // SAFETY: the lock is held; `page` is in the free list.
     unsafe { page::list_remove(&mut st.free_pages, page) };
     // SAFETY: the lock is held and guards the descriptor.
     if unsafe { (*page).dirty } != 0 {
@@ -443,13 +496,6 @@ unsafe fn fresh_page(st: &mut ArenaState, class: usize, idx: usize) -> *mut Page
         st.empty_segments -= 1;
     }
     used.store(n + 1, Ordering::Relaxed);
-    // SAFETY: as above; no block of the page is live.
-    unsafe { page::format_page(page, class) };
-    // SAFETY: the lock is held; `page` is in no list now.
-    unsafe { page::list_push(&mut st.classes[class], page) };
-    // SAFETY: the lock is held.
-    unsafe { (*page).state = PAGE_AVAILABLE };
-    page
 }
 
 /// Frees block `p` (small or huge; a pointer into a small page that does not start a block
@@ -472,12 +518,13 @@ pub(crate) unsafe fn free(p: *mut u8, current: usize) {
         // SAFETY: the header is mapped and says the block is not small.
         return unsafe { huge::free(seg, p, current) };
     }
+    let page = page::page_of(seg, p);
     // SAFETY: `p` is live or points into a live block of this formatted page.
-    if !unsafe { page::is_block_start(page::page_of(seg, p), p) } {
+    if !unsafe { page::is_block_start(page, p) } {
         huge::invalid_free("free(): invalid pointer (not the start of a block)", p);
     }
-    // SAFETY: as above; `owner` never changes.
-    let owner = unsafe { (*seg).owner } as usize;
+    // SAFETY: as above; `holder` is fixed while a block of the page is live.
+    let owner = unsafe { (*page).holder } as usize;
     let arena = arena(owner);
     if !arena.lock.try_lock() {
         // SAFETY: forwarded from the caller.
@@ -598,17 +645,25 @@ pub(crate) fn small_snapshot(index: usize) -> Option<SmallSnapshot> {
         bytes_in_use: 0,
         segments: 0,
     };
-    // Bytes in use are summed from the pages rather than counted on every call.
+    // Bytes in use are summed from the pages rather than counted on every call: this
+    // arena's own pages but those lent out (another lock guards them), and the pages lent
+    // to it.
     let mut seg = st.segments;
     while !seg.is_null() {
         out.segments += 1;
+        // SAFETY: the lock is held; the segment is live while listed.
+        let lent = unsafe { (*seg).lent };
         for page in page::pages_of(seg) {
-            // SAFETY: the lock is held; the segment is live while listed.
-            out.bytes_in_use += unsafe { page::bytes_in_use(page) };
+            if lent & (1 << page::page_index(page)) == 0 {
+                // SAFETY: as above; the page is not lent, so this lock guards it.
+                out.bytes_in_use += unsafe { page::bytes_in_use(page) };
+            }
         }
         // SAFETY: as above.
         seg = unsafe { (*seg).next };
     }
+    // SAFETY: the lock is held.
+    out.bytes_in_use += unsafe { loan::borrowed_bytes(st) };
     a.lock.unlock();
     Some(out)
 }
@@ -687,8 +742,8 @@ pub(crate) unsafe fn free_list(owner: usize, mut p: *mut u8, current: usize) {
     arena.lock.unlock();
 }
 
-/// Moves an empty page from its class list to the free pages; unmaps its segment if that
-/// leaves more than one segment of the arena empty.
+/// Moves an empty page from its class list to the free pages (a lent page goes back to
+/// its owner instead, see `loan`).
 ///
 /// # Safety
 /// The caller holds the arena lock; `page` is empty and in class list `class`.
@@ -696,9 +751,36 @@ pub(crate) unsafe fn free_list(owner: usize, mut p: *mut u8, current: usize) {
 unsafe fn retire_page(st: &mut ArenaState, page: *mut Page, class: usize) {
     // SAFETY: the lock is held and the page is in this list.
     unsafe { page::list_remove(&mut st.classes[class], page) };
+    // SAFETY: the lock is held; the page is empty and in no list now.
+    unsafe { free_page(st, page) };
+}
+
+/// An empty page that is in no list becomes a free page: of this arena, or of its owner
+/// if it is lent (`loan`).
+///
+/// # Safety
+/// The caller holds the arena lock; `page` is empty, formatted and in no list.
+unsafe fn free_page(st: &mut ArenaState, page: *mut Page) {
     // SAFETY: the lock is held.
     unsafe { (*page).state = PAGE_FREE };
-    // SAFETY: the lock is held; the page is empty and in no list now.
+    let seg = page::segment_of_page(page);
+    // SAFETY: the lock (the page's holder's) is held; a segment's `owner` never changes.
+    if u32::from(unsafe { (*page).holder }) != unsafe { (*seg).owner } {
+        // SAFETY: the page is lent to this arena, empty, free and in no list now.
+        return unsafe { loan::give_back(st, page) };
+    }
+    // SAFETY: the lock is held; the page is an empty page of this arena, in no list.
+    unsafe { page_freed(st, page) };
+}
+
+/// Puts empty page `page` of one of this arena's segments on the free pages; unmaps its
+/// segment if that leaves more than one segment of the arena empty.
+///
+/// # Safety
+/// The caller holds the arena lock (whose state is `st`); `page` is a free, empty page of
+/// one of its segments, counted in its `used_pages`, in no list.
+unsafe fn page_freed(st: &mut ArenaState, page: *mut Page) {
+    // SAFETY: forwarded from the caller.
     unsafe { push_free_page(st, page) };
     let seg = page::segment_of_page(page);
     // SAFETY: the segment is live (it holds `page`).
@@ -730,45 +812,23 @@ unsafe fn retire_page(st: &mut ArenaState, page: *mut Page, class: usize) {
 /// Returns the memory of every empty page of every arena to the OS, then the huge heap's
 /// dirty free spans (`malloc_trim`); `true` if it released any.
 pub(crate) fn trim() -> bool {
+    // Empty pages kept at the head of their class list become free pages first (lent ones
+    // go back to their owners, taken back in the second pass).
+    for a in &ARENAS {
+        let st = a.acquire();
+        // SAFETY: the lock is held.
+        unsafe { drain_remote(a, st) };
+        // SAFETY: as above.
+        unsafe { free_pages::retire_empty(st) };
+        a.lock.unlock();
+    }
     let mut released = false;
     for a in &ARENAS {
         let st = a.acquire();
         // SAFETY: the lock is held.
         unsafe { drain_remote(a, st) };
-        // Empty pages kept at the head of their class list become free pages first.
-        for class in 0..NUM_CLASSES {
-            let mut page = st.classes[class];
-            while !page.is_null() {
-                // SAFETY: the lock is held; listed pages are formatted descriptors.
-                let next = unsafe { (*page).next };
-                // SAFETY: as above.
-                let used = unsafe { (*page).used };
-                if used == 0 {
-                    // SAFETY: the lock is held; `page` is empty and in this class list.
-                    unsafe { retire_page(st, page, class) };
-                }
-                page = next;
-            }
-        }
-        let mut page = st.free_pages;
-        while !page.is_null() {
-            // SAFETY: the lock is held and guards the free pages' descriptors.
-            let dirty = unsafe { (*page).dirty };
-            // SAFETY: as above.
-            let start = unsafe { (*page).start };
-            // SAFETY: as above.
-            let next = unsafe { (*page).next };
-            if dirty != 0 {
-                // SAFETY: a free page holds no live block, and its descriptor lies in page
-                // 0, outside the range.
-                unsafe { sys::decommit(start, PAGE_SIZE) };
-                // SAFETY: as above (lock held).
-                unsafe { (*page).dirty = 0 };
-                st.dirty_free -= 1;
-                released = true;
-            }
-            page = next;
-        }
+        // SAFETY: as above.
+        released |= unsafe { free_pages::decommit_free(st) };
         a.lock.unlock();
     }
     huge::trim() | released
@@ -822,8 +882,8 @@ pub(crate) unsafe fn small_owner_class(p: *mut u8) -> Option<(usize, usize)> {
     }
     // SAFETY: `class` is not written while a block of the page is live.
     let class = unsafe { (*page).class } as usize;
-    // SAFETY: as above; `owner` never changes.
-    let owner = unsafe { (*seg).owner } as usize;
+    // SAFETY: as above, for `holder`.
+    let owner = unsafe { (*page).holder } as usize;
     Some((owner, class))
 }
 
