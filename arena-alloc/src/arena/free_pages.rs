@@ -125,7 +125,7 @@ pub(super) unsafe fn look_idle(st: &mut ArenaState) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::arena::{ARENAS, MAX_HEAP_COUNT, alloc_small, ensure_ready, free};
     use crate::class::{SMALL_MAX, class_of};
@@ -148,6 +148,28 @@ mod tests {
         (dirty, ordered)
     }
 
+    /// Arena `idx` fills `pages` pages of class `class` (blocks of `SMALL_MAX` bytes) and
+    /// frees every page's first block, then the rest: each page but the last empties below
+    /// the head of its list and becomes a free page, resident.
+    pub(in crate::arena) fn fill_and_free(idx: usize, class: usize, pages: usize) {
+        let per_page = PAGE_SIZE / SMALL_MAX;
+        let blocks: Vec<*mut u8> = (0..pages * per_page)
+            .map(|_| {
+                let p = alloc_small(idx, class);
+                assert!(!p.is_null());
+                // SAFETY: a fresh block of SMALL_MAX bytes.
+                unsafe { p.write_bytes(0xa5, SMALL_MAX) };
+                p
+            })
+            .collect();
+        for k in 0..per_page {
+            for &p in blocks.iter().skip(k).step_by(per_page) {
+                // SAFETY: each block is live and freed once.
+                unsafe { free(p, idx) };
+            }
+        }
+    }
+
     #[test]
     #[cfg_attr(miri, ignore = "mmap")]
     fn an_idle_arena_retires_its_empty_pages_and_trim_decommits_them() {
@@ -155,25 +177,8 @@ mod tests {
         // An arena no other test of this binary uses.
         let idx = MAX_HEAP_COUNT - 1;
         let big = class_of(SMALL_MAX);
-        let per_page = PAGE_SIZE / SMALL_MAX;
         let pages = 6;
-        let blocks: Vec<*mut u8> = (0..pages * per_page)
-            .map(|_| {
-                let p = alloc_small(idx, big);
-                assert!(!p.is_null());
-                // SAFETY: a fresh block of SMALL_MAX bytes.
-                unsafe { p.write_bytes(0xa5, SMALL_MAX) };
-                p
-            })
-            .collect();
-        // Every page's first block, then the rest: each page but the last empties below
-        // the head of its list and becomes a free page, resident.
-        for k in 0..per_page {
-            for &p in blocks.iter().skip(k).step_by(per_page) {
-                // SAFETY: each block is live and freed once.
-                unsafe { free(p, idx) };
-            }
-        }
+        fill_and_free(idx, big, pages);
         let a = &ARENAS[idx];
         let st = a.acquire();
         let (dirty, ordered) = dirty_free_pages(st);

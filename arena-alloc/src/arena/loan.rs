@@ -237,6 +237,7 @@ unsafe fn list_remove(st: &mut ArenaState, page: *mut Page) {
 mod tests {
     use super::*;
     use crate::arena::free_pages::retire_empty;
+    use crate::arena::free_pages::tests::fill_and_free;
     use crate::arena::{
         MAX_HEAP_COUNT, alloc_small, ensure_ready, free, install_page, small_owner_class,
         small_snapshot,
@@ -244,27 +245,9 @@ mod tests {
     use crate::class::{SMALL_MAX, class_of};
     use crate::page::PAGE_SIZE;
 
-    /// Arena `owner` fills `pages` pages of `class` and frees every block: its dirty free
-    /// pages afterwards.
+    /// Arena `owner` fills `pages` pages of `class` and frees them: its dirty free pages.
     fn resident_free_pages(owner: usize, class: usize, pages: usize) -> u32 {
-        let per_page = PAGE_SIZE / SMALL_MAX;
-        let blocks: Vec<*mut u8> = (0..pages * per_page)
-            .map(|_| {
-                let p = alloc_small(owner, class);
-                assert!(!p.is_null());
-                // SAFETY: a fresh block of SMALL_MAX bytes.
-                unsafe { p.write_bytes(0xa5, SMALL_MAX) };
-                p
-            })
-            .collect();
-        // Every page's first block, then the rest: each page but the last empties below
-        // the head of its class list and becomes a free page.
-        for k in 0..per_page {
-            for &p in blocks.iter().skip(k).step_by(per_page) {
-                // SAFETY: each block is live and freed once.
-                unsafe { free(p, owner) };
-            }
-        }
+        fill_and_free(owner, class, pages);
         let st = ARENAS[owner].acquire();
         let dirty = st.dirty_free;
         ARENAS[owner].lock.unlock();
@@ -350,10 +333,9 @@ mod tests {
         assert!(dirty > FREE_PAGES_DIRTY + 1, "{dirty} resident free pages");
         let (o, b) = (&ARENAS[owner], &ARENAS[borrower]);
         let st = b.acquire();
-        let mut lent = Vec::new();
-        // Busy at every look (it hands out a block between looks): it lends down to
-        // FREE_PAGES_DIRTY.
-        loop {
+        // Lends to the locked borrower until the owner has nothing to spare; `busy`: the
+        // owner hands out a block between looks.
+        let lend_all = |st: &mut ArenaState, busy: bool, lent: &mut Vec<*mut Page>| loop {
             // SAFETY: the borrower's lock is held; the page goes into its list at once.
             let page = unsafe { lend(owner, borrower) };
             if page.is_null() {
@@ -362,23 +344,19 @@ mod tests {
             // SAFETY: as above.
             unsafe { list_insert(st, page) };
             lent.push(page);
-            let so = o.acquire();
-            so.allocs += 1;
-            o.lock.unlock();
-        }
+            if busy {
+                let so = o.acquire();
+                so.allocs += 1;
+                o.lock.unlock();
+            }
+        };
+        let mut lent = Vec::new();
+        // Busy at every look: it lends down to FREE_PAGES_DIRTY.
+        lend_all(st, true, &mut lent);
         assert_eq!(lent.len() as u32, dirty - FREE_PAGES_DIRTY);
         // Idle (nothing handed out since the last look): the rest, and its empty head
         // page, retired at that look.
-        loop {
-            // SAFETY: as above.
-            let page = unsafe { lend(owner, borrower) };
-            if page.is_null() {
-                break;
-            }
-            // SAFETY: as above.
-            unsafe { list_insert(st, page) };
-            lent.push(page);
-        }
+        lend_all(st, false, &mut lent);
         assert_eq!(lent.len() as u32, dirty + 1);
         assert!(lent.iter().all(|&p| lent_bit(p)));
         let so = o.acquire();
