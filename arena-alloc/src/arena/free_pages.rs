@@ -7,7 +7,7 @@
 //!
 //! An arena about to touch new memory borrows a resident free page of another arena
 //! first (`super::loan`): an idle arena lends all of its resident free pages, a busy one
-//! those beyond [`FREE_PAGES_DIRTY`].
+//! those beyond [`LEND_RESERVE`].
 
 use super::{ArenaState, retire_page};
 use crate::class::NUM_CLASSES;
@@ -19,8 +19,11 @@ use core::ptr;
 /// Resident free (unformatted) pages that an arena which is handing out blocks keeps when
 /// another arena borrows from it (`super::loan`); an idle arena lends them all. An
 /// arena's own frees keep every page they empty resident (a page emptied and refilled at
-/// once, as in a producer/consumer, must not fault in again).
-pub const FREE_PAGES_DIRTY: u32 = 2;
+/// once, as in a producer/consumer, must not fault in again). Nothing decommits them but
+/// `malloc_trim`: a page touched once stays resident until its segment is unmapped, so
+/// this reserve is kept small (with 2, mimalloc-bench's mstress peaked 1-2 MiB higher:
+/// the other arena touched new memory while these pages sat unused).
+pub const LEND_RESERVE: u32 = 1;
 /// Arenas that have had a segment or borrowed a page: `0..ARENAS_USED`.
 static ARENAS_USED: AtomicUsize = AtomicUsize::new(0);
 

@@ -27,7 +27,7 @@
 //! pages there and touching new memory here, as the idle-arena trim before this did, cost
 //! three to four times glibc's page faults.
 
-use super::free_pages::{FREE_PAGES_DIRTY, arenas_used, look_idle, note_arena_used};
+use super::free_pages::{LEND_RESERVE, arenas_used, look_idle, note_arena_used};
 use super::{ARENAS, Arena, ArenaState, arena, drain_remote, page_freed, take_free_page};
 use crate::page::{self, Page};
 use crate::remote;
@@ -41,7 +41,7 @@ const LOOKS: usize = 4;
 /// page: looks at up to [`LOOKS`] other arenas whose lock is free (taken with `try_lock`
 /// only, so no lock order is needed) and borrows a resident free page from the first that
 /// has one to spare: all of them when it has handed out no block since the previous look,
-/// those beyond [`FREE_PAGES_DIRTY`] otherwise. Returns the page (free, in no list, held
+/// those beyond [`LEND_RESERVE`] otherwise. Returns the page (free, in no list, held
 /// by `idx`), or null; then the pages given back to `idx` meanwhile have been taken back.
 ///
 /// # Safety
@@ -96,7 +96,7 @@ unsafe fn lend(j: usize, idx: usize) -> *mut Page {
     let keep = if unsafe { look_idle(other) } {
         0
     } else {
-        FREE_PAGES_DIRTY
+        LEND_RESERVE
     };
     let mut page = ptr::null_mut();
     if other.dirty_free > keep {
@@ -330,7 +330,7 @@ mod tests {
         let (owner, borrower) = (MAX_HEAP_COUNT - 5, MAX_HEAP_COUNT - 6);
         let big = class_of(SMALL_MAX);
         let dirty = resident_free_pages(owner, big, 7);
-        assert!(dirty > FREE_PAGES_DIRTY + 1, "{dirty} resident free pages");
+        assert!(dirty > LEND_RESERVE + 1, "{dirty} resident free pages");
         let (o, b) = (&ARENAS[owner], &ARENAS[borrower]);
         let st = b.acquire();
         // Lends to the locked borrower until the owner has nothing to spare; `busy`: the
@@ -351,9 +351,9 @@ mod tests {
             }
         };
         let mut lent = Vec::new();
-        // Busy at every look: it lends down to FREE_PAGES_DIRTY.
+        // Busy at every look: it lends down to LEND_RESERVE.
         lend_all(st, true, &mut lent);
-        assert_eq!(lent.len() as u32, dirty - FREE_PAGES_DIRTY);
+        assert_eq!(lent.len() as u32, dirty - LEND_RESERVE);
         // Idle (nothing handed out since the last look): the rest, and its empty head
         // page, retired at that look.
         lend_all(st, false, &mut lent);

@@ -18,7 +18,7 @@ use core::ptr;
 
 /// Most arenas (heaps) a process can use.
 pub const MAX_HEAP_COUNT: usize = 128;
-pub use free_pages::FREE_PAGES_DIRTY;
+pub use free_pages::LEND_RESERVE;
 use free_pages::push_free_page;
 
 /// Lock-guarded state of one arena.
