@@ -376,13 +376,21 @@ pub(crate) unsafe fn take_block(page: *mut Page) -> (*mut u8, bool) {
 /// Takes up to `n` (>= 1) blocks from `page` as a chain linked through their first words
 /// (the last block's link is left as it was: the caller writes it): the page's free list
 /// is cut after its first `n` blocks (no block is rewritten), and blocks never used are
-/// linked in address order from the bump pointer. Returns (first, last, count, page is
-/// now full). Not for the hardened mode (no live bits are set).
+/// linked in address order from the bump pointer. A free list of at most `whole` blocks
+/// is taken whole instead, without reading a block (cutting it reads every block up to the
+/// cut, one dependent load and often one cache miss each, as blocks freed in random order
+/// lie anywhere in the page); the chain then ends in a null link already and `last` is
+/// null. Returns (first, last, count, page is now full). Not for the hardened mode (no
+/// live bits are set).
 ///
 /// # Safety
 /// The caller holds the holder's lock and `page` is formatted and not full.
 #[inline]
-pub(crate) unsafe fn take_chain(page: *mut Page, n: u32) -> (*mut u8, *mut u8, u32, bool) {
+pub(crate) unsafe fn take_chain(
+    page: *mut Page,
+    n: u32,
+    whole: u32,
+) -> (*mut u8, *mut u8, u32, bool) {
     debug_assert!(n >= 1 && !crate::config::hardened());
     // SAFETY: the caller holds the holder's lock, which guards every descriptor field read
     // and written here ("as above" below); free blocks hold the next free block in their
@@ -393,7 +401,20 @@ pub(crate) unsafe fn take_chain(page: *mut Page, n: u32) -> (*mut u8, *mut u8, u
     // SAFETY: as above.
     let free = unsafe { (*page).free };
     let (first, last, k);
-    if !free.is_null() {
+    // Blocks on the free list: those below the bump pointer not in use.
+    // SAFETY: as above.
+    let bump = unsafe { (*page).bump };
+    // SAFETY: as above.
+    let start = unsafe { (*page).start };
+    // SAFETY: as above (`block_size` is fixed while the page is formatted).
+    let size = unsafe { (*page).block_size } as usize;
+    let bumped = (bump.addr() - start.addr()) / size;
+    let listed = bumped as u32 - used;
+    if !free.is_null() && listed <= whole {
+        // SAFETY: as above.
+        unsafe { (*page).free = ptr::null_mut() };
+        (first, last, k) = (free, ptr::null_mut(), listed);
+    } else if !free.is_null() {
         let mut tail = free;
         let mut count = 1;
         // SAFETY: as above.
@@ -408,10 +429,7 @@ pub(crate) unsafe fn take_chain(page: *mut Page, n: u32) -> (*mut u8, *mut u8, u
         unsafe { (*page).free = next };
         (first, last, k) = (free, tail, count);
     } else {
-        // SAFETY: as above (`block_size` is fixed while the page is formatted).
-        let size = unsafe { (*page).block_size } as usize;
-        // SAFETY: as above.
-        let b = unsafe { (*page).bump };
+        let b = bump;
         // With the free list empty, every block not in use lies beyond the bump pointer.
         let count = n.min(capacity - used);
         let mut cur = b;

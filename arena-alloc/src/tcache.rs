@@ -468,7 +468,9 @@ pub(crate) fn cache_refill(cpu_idx: usize, heap_count: usize, class: usize) -> *
     // (Hoard's cache-scratch); drained now, this very refill would hand them straight
     // back, putting this thread's objects on that thread's cache lines (passive false
     // sharing, `tests/handoff.rs`).
-    let (first, last, count) = arena::take_chain(idx, class, refill_count(class), !switched);
+    // A page's free list of up to half a bin is taken whole (no block read under the lock).
+    let whole = CAPACITY[class] / 2 + 1;
+    let (first, last, count) = arena::take_chain(idx, class, refill_count(class), whole, !switched);
     if count == 0 {
         // Not ready yet (fork handlers) or out of memory: the general path handles both.
         return alloc_small(idx, class);
@@ -476,11 +478,15 @@ pub(crate) fn cache_refill(cpu_idx: usize, heap_count: usize, class: usize) -> *
     if count > 1 {
         // SAFETY: this thread's own cache; no other reference to it is live.
         let bin = unsafe { &mut (*tcp).bins[class] };
+        // A refill follows a miss: the bin is empty, so the chain's end link is null.
+        debug_assert!(bin.head.is_null() && bin.room >= count - 1);
         // SAFETY: `first` heads a chain of `count` free blocks linked through their first
-        // words (the last link unset); all but `first` go to the bin.
+        // words (the last link unset unless `last` is null); all but `first` go to the bin.
         let second = unsafe { first.cast::<*mut u8>().read() };
-        // SAFETY: `last` is the chain's last block, free.
-        unsafe { last.cast::<*mut u8>().write(bin.head) };
+        if !last.is_null() {
+            // SAFETY: `last` is the chain's last block, free.
+            unsafe { last.cast::<*mut u8>().write(ptr::null_mut()) };
+        }
         bin.head = second;
         bin.room -= count - 1;
     }

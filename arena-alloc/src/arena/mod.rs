@@ -669,11 +669,20 @@ pub(crate) fn small_snapshot(index: usize) -> Option<SmallSnapshot> {
 }
 
 /// Takes up to `n` (>= 1) blocks of class `class` from arena `idx` under one acquisition of
-/// its lock (first draining its pending remote frees if `drain`), as a chain linked through their first words: (first, last, count), the last
-/// block's link unset; count 0 (and nulls) when the fork handlers are not registered yet
-/// or memory runs out before the first block. Free lists are cut, not walked block by
-/// block into a new list, and never-used blocks are linked from the bump pointer.
-pub(crate) fn take_chain(idx: usize, class: usize, n: u32, drain: bool) -> (*mut u8, *mut u8, u32) {
+/// its lock (first draining its pending remote frees if `drain`), as a chain linked
+/// through their first words: (first, last, count), the last block's link unset; count 0
+/// (and nulls) when the fork handlers are not registered yet or memory runs out before
+/// the first block. Free lists are cut, not walked block by block into a new list, and
+/// never-used blocks are linked from the bump pointer; a page's free list of at most
+/// `whole` blocks is taken whole (see `page::take_chain`): then the chain already ends in
+/// a null link, `last` is null, and `count` may exceed `n`.
+pub(crate) fn take_chain(
+    idx: usize,
+    class: usize,
+    n: u32,
+    whole: u32,
+    drain: bool,
+) -> (*mut u8, *mut u8, u32) {
     let arena = arena(idx);
     let st = arena.acquire();
     if drain {
@@ -694,7 +703,7 @@ pub(crate) fn take_chain(idx: usize, class: usize, n: u32, drain: bool) -> (*mut
             }
         }
         // SAFETY: the lock is held; `page` heads the class list so has a free block.
-        let (f, l, k, full) = unsafe { page::take_chain(page, n - count) };
+        let (f, l, k, full) = unsafe { page::take_chain(page, n - count, whole) };
         if full {
             // SAFETY: the lock is held and `page` heads this class list.
             unsafe { page::list_remove(&mut st.classes[class], page) };
@@ -709,6 +718,10 @@ pub(crate) fn take_chain(idx: usize, class: usize, n: u32, drain: bool) -> (*mut
         }
         last = l;
         count += k;
+        if l.is_null() {
+            // A whole free list: its end is not known, so nothing can follow it.
+            break;
+        }
     }
     st.allocs += u64::from(count);
     arena.lock.unlock();
@@ -931,3 +944,63 @@ pub(crate) unsafe fn resize_in_place(p: *mut u8, new_size: usize, align: usize) 
 }
 
 const _: () = assert!(PAGES_PER_SEGMENT >= 2);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The blocks of a chain from `take_chain`: follows the links from `first` for
+    /// `count` blocks; with `last` null the chain must end in a null link there.
+    fn chain(first: *mut u8, last: *mut u8, count: u32) -> Vec<*mut u8> {
+        let mut out = vec![first];
+        while out.len() < count as usize {
+            // SAFETY: the chain's blocks are free blocks linked through their first word.
+            out.push(unsafe { out[out.len() - 1].cast::<*mut u8>().read() });
+        }
+        if last.is_null() {
+            // SAFETY: as above.
+            assert!(unsafe { out[out.len() - 1].cast::<*mut u8>().read() }.is_null());
+        } else {
+            assert_eq!(out[out.len() - 1], last);
+        }
+        out
+    }
+
+    #[test]
+    #[cfg_attr(miri, ignore = "mmap")]
+    fn take_chain_takes_a_short_free_list_whole_and_cuts_a_long_one() {
+        ensure_ready();
+        // An arena no other test of this binary uses; a class of 64-byte blocks.
+        let idx = MAX_HEAP_COUNT - 7;
+        let class = crate::class::class_of(64);
+        let blocks: Vec<*mut u8> = (0..40).map(|_| alloc_small(idx, class)).collect();
+        assert!(blocks.iter().all(|p| !p.is_null()));
+        // Ten blocks back: the page's free list holds ten.
+        for &p in &blocks[..10] {
+            // SAFETY: each block is live and freed once.
+            unsafe { free(p, idx) };
+        }
+        // At most 9 taken whole: the list is cut after 3 blocks (no null end yet).
+        let (f, l, k) = take_chain(idx, class, 3, 9, false);
+        assert!(k == 3 && !l.is_null());
+        let cut = chain(f, l, k);
+        // At most 7 taken whole: the 7 left are, in one piece, ending in null.
+        let (f, l, k) = take_chain(idx, class, 3, 7, false);
+        assert!(k == 7 && l.is_null());
+        let whole = chain(f, l, k);
+        let mut got: Vec<_> = cut.iter().chain(&whole).copied().collect();
+        got.sort_unstable();
+        got.dedup();
+        let mut want = blocks[..10].to_vec();
+        want.sort_unstable();
+        assert_eq!(got, want, "the ten freed blocks, each once");
+        // The free list is empty now: the next chain comes from the bump pointer.
+        let (f, l, k) = take_chain(idx, class, 3, 7, false);
+        assert!(k == 3 && !l.is_null() && !blocks.contains(&f));
+        let bumped = chain(f, l, k);
+        for &p in blocks[10..].iter().chain(&got).chain(&bumped) {
+            // SAFETY: every block is live (allocated or taken above) and freed once.
+            unsafe { free(p, idx) };
+        }
+    }
+}
