@@ -87,6 +87,34 @@ pub(super) unsafe fn push_free_page(st: &mut ArenaState, page: *mut Page) {
     unsafe { page::list_insert_after(prev, page) };
 }
 
+/// Free pages [`pick`] looks at, at most.
+const PICK_LOOKS: usize = 16;
+
+/// The free page to format for `class`, from the list headed by `head` (not empty): among
+/// the first [`PICK_LOOKS`] resident ones, one that last held blocks of `class` (its
+/// resident part is what that class touched, see `page::release_page`), else the head
+/// (resident if any is).
+///
+/// # Safety
+/// The caller holds the lock of the arena whose free list `head` heads.
+pub(super) unsafe fn pick(head: *mut Page, class: usize) -> *mut Page {
+    let mut p = head;
+    for _ in 0..PICK_LOOKS {
+        // SAFETY: the lock is held; listed pages are free descriptors, the dirty ones
+        // first; a free page's `class` is the one it was last formatted for.
+        if p.is_null() || unsafe { (*p).dirty } == 0 {
+            break;
+        }
+        // SAFETY: as above.
+        if unsafe { (*p).class } as usize == class {
+            return p;
+        }
+        // SAFETY: as above.
+        p = unsafe { (*p).next };
+    }
+    head
+}
+
 /// Decommits every dirty free page of an arena (they stay where they are, clean);
 /// `true` if there was one.
 ///
@@ -104,6 +132,8 @@ pub(super) unsafe fn decommit_free(st: &mut ArenaState) -> bool {
         unsafe { sys::decommit(start, PAGE_SIZE) };
         // SAFETY: as above (lock held).
         unsafe { (*page).dirty = 0 };
+        // SAFETY: as above.
+        unsafe { page::page_decommitted(page) };
         st.dirty_free -= 1;
         released = true;
         // SAFETY: as above.
@@ -216,5 +246,70 @@ pub(super) mod tests {
         a.lock.unlock();
         // SAFETY: `p` is live and freed once.
         unsafe { free(p, idx) };
+    }
+
+    #[test]
+    #[cfg_attr(miri, ignore = "mmap")]
+    fn a_freed_page_keeps_only_what_its_last_use_touched_and_pick_prefers_its_class() {
+        ensure_ready();
+        // An arena no other test of this binary uses.
+        let idx = MAX_HEAP_COUNT - 8;
+        let a = &ARENAS[idx];
+        let (big, small) = (class_of(SMALL_MAX), class_of(64));
+        let retire = || {
+            let st = a.acquire();
+            // SAFETY: the lock is held.
+            unsafe { retire_empty(st) };
+            a.lock.unlock();
+        };
+        // First use: a whole page of SMALL_MAX blocks, every byte written.
+        let blocks: Vec<*mut u8> = (0..PAGE_SIZE / SMALL_MAX)
+            .map(|_| alloc_small(idx, big))
+            .collect();
+        let page_start = blocks[0].map_addr(|x| x & !(PAGE_SIZE - 1));
+        for &p in &blocks {
+            assert!(!p.is_null() && p.map_addr(|x| x & !(PAGE_SIZE - 1)) == page_start);
+            // SAFETY: a fresh block of SMALL_MAX bytes.
+            unsafe { p.write_bytes(0xa5, SMALL_MAX) };
+        }
+        for &p in &blocks {
+            // SAFETY: each block is live and freed once.
+            unsafe { free(p, idx) };
+        }
+        retire();
+        // Second use of the same page (the arena's one resident free page): one 64-byte
+        // block. Freed, the page keeps its first OS page; the rest is decommitted (reads
+        // zero again).
+        let p = alloc_small(idx, small);
+        assert_eq!(p, page_start, "the resident page is formatted again");
+        // SAFETY: `p` is a live block; freed once.
+        unsafe { free(p, idx) };
+        retire();
+        let far = page_start.wrapping_add(PAGE_SIZE / 2);
+        // SAFETY: the page is free and stays mapped; nobody uses its memory.
+        let far_byte = unsafe { far.read_volatile() };
+        assert_eq!(far_byte, 0, "the old use's bytes were released");
+        let near = page_start.wrapping_add(8);
+        // SAFETY: as above.
+        assert_eq!(unsafe { near.read_volatile() }, 0xa5);
+        // A page that last held `big` is picked for `big` even below a page of another
+        // class at the head of the free list.
+        let b = alloc_small(idx, big);
+        let q = alloc_small(idx, small);
+        // SAFETY: live blocks, freed once.
+        unsafe { free(b, idx) };
+        retire();
+        // SAFETY: as above.
+        unsafe { free(q, idx) };
+        retire();
+        let st = a.acquire();
+        let head = st.free_pages;
+        // SAFETY: the lock is held; the head is a free descriptor.
+        assert_eq!(unsafe { (*head).class } as usize, small);
+        // SAFETY: as above.
+        let picked = unsafe { pick(head, big) };
+        // SAFETY: as above.
+        assert!(picked != head && unsafe { (*picked).class } as usize == big);
+        a.lock.unlock();
     }
 }

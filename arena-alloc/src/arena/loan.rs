@@ -27,7 +27,7 @@
 //! pages there and touching new memory here, as the idle-arena trim before this did, cost
 //! three to four times glibc's page faults.
 
-use super::free_pages::{LEND_RESERVE, arenas_used, look_idle, note_arena_used};
+use super::free_pages::{LEND_RESERVE, arenas_used, look_idle, note_arena_used, pick};
 use super::{ARENAS, Arena, ArenaState, arena, drain_remote, page_freed, take_free_page};
 use crate::page::{self, Page};
 use crate::remote;
@@ -38,16 +38,18 @@ use core::ptr;
 const LOOKS: usize = 4;
 
 /// Called by arena `idx` (its lock held, its state `st`) when it has no resident free
-/// page: looks at up to [`LOOKS`] other arenas whose lock is free (taken with `try_lock`
-/// only, so no lock order is needed) and borrows a resident free page from the first that
-/// has one to spare: all of them when it has handed out no block since the previous look,
-/// those beyond [`LEND_RESERVE`] otherwise. Returns the page (free, in no list, held
-/// by `idx`), or null; then the pages given back to `idx` meanwhile have been taken back.
+/// page and needs one for `class`: looks at up to [`LOOKS`] other arenas whose lock is
+/// free (taken with `try_lock` only, so no lock order is needed) and borrows a resident
+/// free page from the first that has one to spare: all of them when it has handed out no
+/// block since the previous look, those beyond [`LEND_RESERVE`] otherwise (preferring one
+/// that last held `class`, see `free_pages::pick`). Returns the page (free, in no list,
+/// held by `idx`), or null; then the pages given back to `idx` meanwhile have been taken
+/// back.
 ///
 /// # Safety
 /// The caller holds the lock of arena `idx`, whose state is `st`.
 #[cold]
-pub(super) unsafe fn borrow(st: &mut ArenaState, idx: usize) -> *mut Page {
+pub(super) unsafe fn borrow(st: &mut ArenaState, idx: usize, class: usize) -> *mut Page {
     static NEXT: AtomicUsize = AtomicUsize::new(0);
     // An arena with no segment of its own may hold borrowed pages: it counts as used from
     // its first borrow on.
@@ -59,7 +61,7 @@ pub(super) unsafe fn borrow(st: &mut ArenaState, idx: usize) -> *mut Page {
             j = (j + 1) % used;
         }
         // SAFETY: the caller holds arena `idx`'s lock; the page goes into its list below.
-        let page = unsafe { lend(j, idx) };
+        let page = unsafe { lend(j, idx, class) };
         if !page.is_null() {
             // SAFETY: the page is held by `idx` now, whose lock the caller holds.
             unsafe { list_insert(st, page) };
@@ -73,15 +75,15 @@ pub(super) unsafe fn borrow(st: &mut ArenaState, idx: usize) -> *mut Page {
     ptr::null_mut()
 }
 
-/// Arena `j` lends a resident free page to arena `idx` if its lock is free (`try_lock`)
-/// and it has one to spare (see [`borrow`]); the page (free, in no list, held by `idx`)
+/// Arena `j` lends a resident free page (for `class`) to arena `idx` if its lock is free
+/// (`try_lock`) and it has one to spare (see [`borrow`]); the page (free, in no list, held by `idx`)
 /// or null. First `j` puts back its pending remote frees and takes back the pages given
 /// back to it, and if it is idle, retires its empty pages.
 ///
 /// # Safety
 /// `j != idx`; the caller holds arena `idx`'s lock and puts the page in its `borrowed`
 /// list before releasing it.
-unsafe fn lend(j: usize, idx: usize) -> *mut Page {
+unsafe fn lend(j: usize, idx: usize, class: usize) -> *mut Page {
     debug_assert_ne!(j, idx);
     let a = &ARENAS[j];
     if !a.lock.try_lock() {
@@ -100,9 +102,9 @@ unsafe fn lend(j: usize, idx: usize) -> *mut Page {
     };
     let mut page = ptr::null_mut();
     if other.dirty_free > keep {
-        // Dirty pages come first in the free list.
-        page = other.free_pages;
-        // SAFETY: arena `j`'s lock is held; `page` heads its free list.
+        // SAFETY: arena `j`'s lock is held; its free list holds a dirty page.
+        page = unsafe { pick(other.free_pages, class) };
+        // SAFETY: as above; `page` is in its free list.
         unsafe { take_free_page(other, page) };
         let seg = page::segment_of_page(page);
         // SAFETY: as above: the owner's lock guards `lent`.
@@ -275,7 +277,7 @@ mod tests {
         let (o, b) = (&ARENAS[owner], &ARENAS[borrower]);
         let st = b.acquire();
         // SAFETY: the borrower's lock is held; the page goes into its list at once.
-        let page = unsafe { lend(owner, borrower) };
+        let page = unsafe { lend(owner, borrower, big) };
         assert!(!page.is_null());
         // SAFETY: as above.
         unsafe { list_insert(st, page) };
@@ -337,7 +339,7 @@ mod tests {
         // owner hands out a block between looks.
         let lend_all = |st: &mut ArenaState, busy: bool, lent: &mut Vec<*mut Page>| loop {
             // SAFETY: the borrower's lock is held; the page goes into its list at once.
-            let page = unsafe { lend(owner, borrower) };
+            let page = unsafe { lend(owner, borrower, big) };
             if page.is_null() {
                 break;
             }

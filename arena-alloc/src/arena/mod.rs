@@ -437,7 +437,7 @@ unsafe fn fresh_page(st: &mut ArenaState, class: usize, idx: usize) -> *mut Page
         // No resident free page here: one of another arena's, rather than memory that
         // was never touched (or that this arena gave back to the OS).
         // SAFETY: forwarded from the caller.
-        page = unsafe { loan::borrow(st, idx) };
+        page = unsafe { loan::borrow(st, idx, class) };
     }
     if page.is_null() {
         if st.free_pages.is_null() {
@@ -454,8 +454,9 @@ unsafe fn fresh_page(st: &mut ArenaState, class: usize, idx: usize) -> *mut Page
             }
             st.empty_segments += 1;
         }
-        page = st.free_pages;
-        // SAFETY: the lock is held; `page` heads the free list.
+        // SAFETY: the lock is held; the free list is not empty.
+        page = unsafe { free_pages::pick(st.free_pages, class) };
+        // SAFETY: the lock is held; `page` is in the free list.
         unsafe { take_free_page(st, page) };
     }
     // SAFETY: the lock of the page's holder (arena `idx`) is held.
@@ -776,6 +777,8 @@ unsafe fn retire_page(st: &mut ArenaState, page: *mut Page, class: usize) {
 unsafe fn free_page(st: &mut ArenaState, page: *mut Page) {
     // SAFETY: the lock is held.
     unsafe { (*page).state = PAGE_FREE };
+    // SAFETY: the lock (the page's holder's) is held; the page is free.
+    unsafe { page::release_page(page) };
     let seg = page::segment_of_page(page);
     // SAFETY: the lock (the page's holder's) is held; a segment's `owner` never changes.
     if u32::from(unsafe { (*page).holder }) != unsafe { (*seg).owner } {
