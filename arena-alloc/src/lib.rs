@@ -18,7 +18,7 @@ use core::alloc::{GlobalAlloc, Layout};
 pub use arena::huge::{
     MAX_REGIONS, REGION_SEGMENTS, SPAN_MAX_SEGMENTS, SPAN_RETAIN_MIN, SPAN_RETAIN_SHARE,
 };
-pub use arena::{LEND_RESERVE, MAX_HEAP_COUNT};
+pub use arena::{EMPTY_SEGMENTS_KEPT, LEND_RESERVE, MAX_HEAP_COUNT};
 pub use class::{
     CLASS_SIZES, LUT_MAX, MIN_BLOCK, NUM_CLASSES, POW2_MAX, POW2_MIN, SMALL_MAX, class_for,
     class_of, class_size, served_class, worst_case_waste_permille,

@@ -18,8 +18,8 @@ use core::ptr;
 
 /// Most arenas (heaps) a process can use.
 pub const MAX_HEAP_COUNT: usize = 128;
-pub use free_pages::LEND_RESERVE;
 use free_pages::push_free_page;
+pub use free_pages::{EMPTY_SEGMENTS_KEPT, LEND_RESERVE};
 
 /// Lock-guarded state of one arena.
 struct ArenaState {
@@ -452,7 +452,10 @@ unsafe fn fresh_page(st: &mut ArenaState, class: usize, idx: usize) -> *mut Page
                 // SAFETY: the lock is held; the fresh pages are in no list.
                 unsafe { page::list_push(&mut st.free_pages, p) };
             }
-            st.empty_segments += 1;
+            // No other segment of the arena is empty here (it has no free page), so the
+            // answer is no.
+            // SAFETY: the lock is held; the fresh segment has no page in use yet.
+            let _ = unsafe { free_pages::segment_emptied(st) };
         }
         // SAFETY: the lock is held; the free list is not empty.
         page = unsafe { free_pages::pick(st.free_pages, class) };
@@ -494,7 +497,8 @@ unsafe fn take_free_page(st: &mut ArenaState, page: *mut Page) {
     let used = unsafe { page::used_pages(page::segment_of_page(page)) };
     let n = used.load(Ordering::Relaxed);
     if n == 0 {
-        st.empty_segments -= 1;
+        // SAFETY: the lock is held.
+        unsafe { free_pages::segment_no_longer_empty(st) };
     }
     used.store(n + 1, Ordering::Relaxed);
 }
@@ -803,10 +807,10 @@ unsafe fn page_freed(st: &mut ArenaState, page: *mut Page) {
     let used = unsafe { page::used_pages(seg) };
     let n = used.load(Ordering::Relaxed) - 1;
     used.store(n, Ordering::Relaxed);
-    if n == 0 {
-        st.empty_segments += 1;
+    // SAFETY: the lock is held (both calls below).
+    if n == 0 && unsafe { free_pages::segment_emptied(st) } {
         // Hardened: segments stay mapped, so a late double free reads a mapped header.
-        if st.empty_segments > 1 && !crate::config::hardened() {
+        if !crate::config::hardened() {
             for p in page::pages_of(seg) {
                 // SAFETY: the lock is held; every page of an empty segment is free, so in
                 // the free list.
@@ -816,7 +820,8 @@ unsafe fn page_freed(st: &mut ArenaState, page: *mut Page) {
                     st.dirty_free -= 1;
                 }
             }
-            st.empty_segments -= 1;
+            // SAFETY: the lock is held.
+            unsafe { free_pages::segment_no_longer_empty(st) };
             // SAFETY: the lock is held; `seg` is in the arena's segment list.
             unsafe { unlink_segment(st, seg) };
             // SAFETY: no page of the segment is in use or listed any more.
