@@ -45,6 +45,10 @@ pub struct Cli {
     /// Run only the multi-threaded sweeps (for the scaling script).
     #[arg(long)]
     pub sweeps_only: bool,
+    /// Run only the scaling sweeps (groups `scaling-*`), each to its largest size (about a
+    /// minute a group); `--only tree` then means `scaling-tree`.
+    #[arg(long)]
+    pub scaling: bool,
     /// Compare two folders of results JSON files (A/B runs): medians per row and B / A.
     #[arg(long, num_args = 2, value_names = ["A_DIR", "B_DIR"])]
     pub ab_compare: Option<Vec<PathBuf>>,
@@ -70,6 +74,21 @@ pub fn parse_samples(s: &str) -> Result<usize, String> {
     } else {
         Err(format!("sample count {n} is out of range 1-1000"))
     }
+}
+
+/// With `--scaling`: the scaling groups among `selected`, and the scaling group of each
+/// benchmark group named with `--only` (`tree` -> `scaling-tree`).
+pub fn scaling_only(only: &[String]) -> Vec<Group> {
+    let prefix = crate::scaling::fit::GROUP_PREFIX;
+    crate::scaling::groups()
+        .into_iter()
+        .filter(|g| {
+            only.is_empty()
+                || only
+                    .iter()
+                    .any(|n| n == g.name || format!("{prefix}{n}") == g.name)
+        })
+        .collect()
 }
 
 /// The groups `only` names, in report order; an error naming the valid groups if one is
@@ -109,6 +128,9 @@ fn child_args(cli: &Cli, selected: &[Group]) -> Vec<String> {
     if cli.sweeps_only {
         a.push("--sweeps-only".into());
     }
+    if cli.scaling {
+        a.push("--scaling".into());
+    }
     a
 }
 
@@ -118,6 +140,7 @@ pub fn settings(cli: &Cli) -> Settings {
     settings.threads = cli.threads.clone();
     settings.filter = cli.filter.clone();
     settings.sweeps_only = cli.sweeps_only;
+    settings.scaling = cli.scaling;
     if let Some(n) = cli.samples {
         settings.samples = n;
         settings.samples_set = true;
@@ -333,12 +356,20 @@ pub fn main() -> ExitCode {
         };
     }
     let selected = match select(&cli.only) {
+        Ok(_) if cli.scaling => scaling_only(&cli.only),
         Ok(s) => s,
         Err(e) => {
             eprintln!("bench-suite: {e}");
             return ExitCode::from(2);
         }
     };
+    if selected.is_empty() {
+        eprintln!(
+            "bench-suite: --scaling with --only {}: none of these groups has a scaling sweep",
+            cli.only.join(",")
+        );
+        return ExitCode::from(2);
+    }
     if let Err(e) = report::check_writable(&cli.out) {
         eprintln!(
             "bench-suite: --out {}: {e}; nothing was run",
@@ -388,6 +419,7 @@ pub fn main() -> ExitCode {
         if !goal_lines.is_empty() {
             println!("targets (value [worst] goal: verdict):\n{goal_lines}");
         }
+        print!("{}", crate::scaling::fit::section(&out.results));
         for (group, notes) in &out.notes {
             if !notes.is_empty() {
                 println!("{group}:\n{}\n", notes.join("\n"));
@@ -464,5 +496,16 @@ mod tests {
         assert!(e.contains("nosuchgroup") && e.contains("std"), "{e}");
         assert_eq!(select(&[]).unwrap().len(), groups::all().len());
         assert_eq!(select(&["std".into()]).unwrap()[0].name, "std");
+    }
+
+    #[test]
+    fn scaling_selects_the_scaling_groups() {
+        let c = parse(&["--scaling", "--only", "tree,scaling-alloc"]).unwrap();
+        assert!(c.scaling && settings(&c).scaling);
+        let names: Vec<&str> = scaling_only(&c.only).iter().map(|g| g.name).collect();
+        assert_eq!(names, ["scaling-tree", "scaling-alloc"]);
+        assert_eq!(scaling_only(&[]).len(), crate::scaling::groups().len());
+        assert!(scaling_only(&["std".into()]).is_empty());
+        assert!(!settings(&parse(&[]).unwrap()).scaling);
     }
 }

@@ -13,5 +13,8 @@ fn main() -> std::process::ExitCode {
     if let Some(code) = bench_suite::groups::alloc::child::intercept() {
         return code;
     }
+    if let Some(code) = bench_suite::scaling::alloc::intercept() {
+        return code;
+    }
     bench_suite::cli::main()
 }

@@ -54,6 +54,9 @@ pub struct Settings {
     pub filter: Option<String>,
     /// Run only the multi-threaded sweeps (see [`Ctx::sweeps`]).
     pub sweeps_only: bool,
+    /// `--scaling`: the scaling groups sweep to their largest sizes (see
+    /// [`crate::scaling`]); otherwise they run their short sweep.
+    pub scaling: bool,
 }
 
 impl Settings {
@@ -68,6 +71,7 @@ impl Settings {
             min_sample_time: Duration::from_millis(if full { 20 } else { 4 }),
             filter: None,
             sweeps_only: false,
+            scaling: false,
         }
     }
 }

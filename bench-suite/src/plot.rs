@@ -265,6 +265,9 @@ struct Panel {
     series: Vec<(String, Vec<Point>)>,
     /// Seed figures in our metric: (implementation, param, value).
     seeds: Vec<(String, u64, f64)>,
+    /// A log value axis whatever the range (the scaling groups: with their sizes spaced
+    /// 4x, one tick per size, the panel is log-log).
+    log: bool,
 }
 
 impl Panel {
@@ -309,8 +312,12 @@ impl Panel {
 
 fn panels(group: &str, results: &[Measurement], claims: &[Claim]) -> Vec<Panel> {
     let mut out: Vec<Panel> = Vec::new();
+    let log = group.starts_with(crate::groups::group::SCALING_PREFIX);
     for m in results.iter().filter(|m| {
-        m.group == group && m.stats.samples > 0 && !UNPLOTTED.contains(&m.metric.as_str())
+        m.group == group
+            && m.stats.samples > 0
+            && !UNPLOTTED.contains(&m.metric.as_str())
+            && !(log && m.stats.median <= 0.0)
     }) {
         let idx = match out
             .iter()
@@ -325,6 +332,7 @@ fn panels(group: &str, results: &[Measurement], claims: &[Claim]) -> Vec<Panel> 
                     lower_is_better: m.lower_is_better,
                     series: Vec::new(),
                     seeds: Vec::new(),
+                    log,
                 });
                 out.len() - 1
             }
@@ -507,7 +515,7 @@ pub fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
 /// medians, seeds and goals; the range also covers the whiskers (positive ones on a log
 /// scale).
 fn value_axis(p: &Panel, from_zero: bool) -> (Scale, f64, f64) {
-    let scale = Scale::choose(p.values(false).into_iter(), 30.0);
+    let scale = Scale::choose(p.values(false).into_iter(), if p.log { 1.0 } else { 30.0 });
     let values: Vec<f64> = p
         .values(true)
         .into_iter()

@@ -215,6 +215,10 @@ pub struct Document<'a> {
     pub command: &'a str,
     /// Every measurement.
     pub results: &'a [Measurement],
+    /// The Scaling rows: each of our scaling series with its growth `exponent`, its fit
+    /// error, its peers' fits and its cliff verdict ([`crate::scaling::fit::rows`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub scaling: Vec<crate::scaling::fit::Row>,
 }
 
 impl<'a> Document<'a> {
@@ -225,6 +229,7 @@ impl<'a> Document<'a> {
             build: &p.build,
             command: &p.command,
             results,
+            scaling: crate::scaling::fit::rows(results),
         }
     }
 }
@@ -286,6 +291,7 @@ pub fn write(
     let _ = writeln!(md, "# memlayout bench-suite report\n");
     md.push_str(&provenance_md(prov));
     let _ = writeln!(md);
+    md.push_str(&crate::scaling::fit::section(results));
     md.push_str(&targets_table(results));
     md.push_str(&crate::advice::section(results));
     let (timed, noisy) = noise_count(results);

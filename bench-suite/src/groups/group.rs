@@ -5,6 +5,10 @@
 use crate::measure::{BenchResult, Ctx};
 use crate::seeds::{AbClaim, Claim};
 
+/// Names of the scaling groups ([`crate::scaling`]) start with this: their rows are
+/// fitted for growth exponents and plotted log-log.
+pub const SCALING_PREFIX: &str = "scaling-";
+
 /// A named group of benchmark cases, with the seed's published figures for its rows.
 #[derive(Clone, Copy, Debug)]
 pub struct Group {

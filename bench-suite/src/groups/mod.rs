@@ -15,15 +15,18 @@ pub mod tree_strings;
 
 pub use group::Group;
 
-/// Every group, in report order.
+/// Every group, in report order: the benchmark groups, then the scaling sweeps
+/// ([`crate::scaling::groups`]).
 pub fn all() -> Vec<Group> {
-    vec![
+    let mut all = vec![
         std_strings::GROUP,
         strings::GROUP,
         tree::GROUP,
         objects::GROUP,
         alloc::GROUP,
-    ]
+    ];
+    all.extend(crate::scaling::groups());
+    all
 }
 
 /// The names of every group.

@@ -55,7 +55,7 @@ pub struct ChildReport {
     pub cpu_source: String,
 }
 
-/// The parameters of every benchmark, quick and full mode (documented in the README).
+/// The parameters of every benchmark, quick and full mode (documented in `bench-suite/docs/alloc.md`).
 #[derive(Clone, Copy, Debug)]
 pub struct Params {
     /// malloc_test iterations per thread.

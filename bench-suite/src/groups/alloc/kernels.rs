@@ -12,7 +12,7 @@
 //! verified before the block is freed) and returns a checksum that the caller compares
 //! with the expected value or across allocators.
 //!
-//! Parameters are documented on each kernel and in the README's `alloc` section.
+//! Parameters are documented on each kernel and in `bench-suite/docs/alloc.md`.
 
 use std::alloc::{GlobalAlloc, Layout};
 use std::collections::VecDeque;
