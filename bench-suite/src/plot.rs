@@ -265,7 +265,7 @@ struct Panel {
     series: Vec<(String, Vec<Point>)>,
     /// Seed figures in our metric: (implementation, param, value).
     seeds: Vec<(String, u64, f64)>,
-    /// A log value axis whatever the range (the scaling groups: with their sizes spaced
+    /// A log value axis from a 2x range on (the scaling groups: with their sizes spaced
     /// 4x, one tick per size, the panel is log-log).
     log: bool,
 }
@@ -515,7 +515,9 @@ pub fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
 /// medians, seeds and goals; the range also covers the whiskers (positive ones on a log
 /// scale).
 fn value_axis(p: &Panel, from_zero: bool) -> (Scale, f64, f64) {
-    let scale = Scale::choose(p.values(false).into_iter(), if p.log { 1.0 } else { 30.0 });
+    // A log-log panel whose values span less than 2x stays linear: a log axis over so
+    // little has no round tick to label, and the line is as flat either way.
+    let scale = Scale::choose(p.values(false).into_iter(), if p.log { 2.0 } else { 30.0 });
     let values: Vec<f64> = p
         .values(true)
         .into_iter()
