@@ -6,6 +6,8 @@ extern crate alloc;
 #[cfg(feature = "std")]
 extern crate std;
 
+pub mod _tutorial;
+
 mod c_string;
 mod case;
 mod convert;
