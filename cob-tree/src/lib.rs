@@ -6,6 +6,8 @@
 // hint is enough. Written at each site as
 // `#[cfg_attr(debug_assertions, inline)] #[cfg_attr(not(debug_assertions), inline(always))]`.
 
+pub mod _tutorial;
+
 mod boxed;
 mod iter;
 mod iters;
