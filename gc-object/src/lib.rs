@@ -1,5 +1,7 @@
 #![doc = include_str!("../README.md")]
 
+pub mod _tutorial;
+
 mod cell;
 mod error;
 mod heap;
