@@ -1,5 +1,7 @@
 #![doc = include_str!("../README.md")]
 
+pub mod _tutorial;
+
 mod arena;
 #[cfg(feature = "capi")]
 pub mod capi;
