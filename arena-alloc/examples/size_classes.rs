@@ -1,7 +1,7 @@
 //! Prints the size-class table of the README (class, block size, worst-case waste).
 //! `cargo run -p memlayout-arena-alloc --example size_classes`
 
-use arena_alloc::{NUM_CLASSES, PAGE_SIZE, class_size, worst_case_waste_permille};
+use arena_alloc::tuning::{NUM_CLASSES, PAGE_SIZE, class_size, worst_case_waste_permille};
 
 fn main() {
     println!("| class | block bytes | requests | worst-case waste | blocks per page |");
@@ -19,5 +19,8 @@ fn main() {
         );
     }
     println!("cpu source: {}", arena_alloc::cpu_source());
-    println!("default heap count: {}", arena_alloc::default_heap_count());
+    println!(
+        "default heap count: {}",
+        arena_alloc::tuning::default_heap_count()
+    );
 }

@@ -31,7 +31,7 @@ const MALLOC_ALIGN: usize = 16;
 /// Runs when the library is loaded: registers the fork handlers before any thread of the
 /// host program can fork in the middle of a first allocation.
 extern "C" fn on_load() {
-    arena::ensure_ready();
+    crate::init::ensure_ready();
 }
 
 #[used]
@@ -291,7 +291,7 @@ pub const M_MMAP_MAX: c_int = -4;
 pub const M_ARENA_MAX: c_int = -8;
 
 /// `mallopt`: accepts every `M_*` parameter and returns 1. Honoured: `M_MMAP_THRESHOLD`
-/// (requests of at least that many bytes, above [`crate::SMALL_MAX`], get a mapping of
+/// (requests of at least that many bytes, above [`crate::tuning::SMALL_MAX`], get a mapping of
 /// their own instead of a span), `M_MMAP_MAX` (0: no such mappings but for requests no
 /// span holds), `M_TRIM_THRESHOLD` (dirty bytes of freed spans always kept for reuse) and
 /// `M_ARENA_MAX` (the heap count, 1-128, for later allocations). The others (`M_TOP_PAD`,
@@ -300,9 +300,9 @@ pub const M_ARENA_MAX: c_int = -8;
 pub extern "C" fn mallopt(param: c_int, value: c_int) -> c_int {
     let v = usize::try_from(value).ok();
     match (param, v) {
-        (M_MMAP_THRESHOLD, Some(v)) => arena::huge::set_direct_min(v),
-        (M_MMAP_MAX, Some(0)) => arena::huge::set_direct_min(usize::MAX),
-        (M_TRIM_THRESHOLD, Some(v)) => arena::huge::set_retain_min(v),
+        (M_MMAP_THRESHOLD, Some(v)) => crate::huge::set_direct_min(v),
+        (M_MMAP_MAX, Some(0)) => crate::huge::set_direct_min(usize::MAX),
+        (M_TRIM_THRESHOLD, Some(v)) => crate::huge::set_retain_min(v),
         (M_ARENA_MAX, Some(v)) if v > 0 => crate::config::set_env_heap_count(v),
         _ => {}
     }

@@ -3,7 +3,7 @@
 //! Classes 0-7 are 16..=128 in steps of 16; above 128 every power-of-two interval
 //! `(2^k, 2^(k+1)]` is cut into four equal steps (`2^k * 5/4, 6/4, 7/4, 8/4`), up to
 //! [`SMALL_MAX`]. Every class is a multiple of 16, and a class `m * 2^j` (odd `m`) holds
-//! blocks aligned to `2^j` because pages are [`crate::PAGE_SIZE`]-aligned.
+//! blocks aligned to `2^j` because pages are [`crate::tuning::PAGE_SIZE`]-aligned.
 
 /// Largest size served from size classes; larger requests are mapped directly.
 pub const SMALL_MAX: usize = 128 * 1024;

@@ -1,10 +1,12 @@
 //! The heap count: from the constructor, or `ARENA_ALLOC_HEAP_COUNT`, or the CPU count.
 //! Safe code; the parser runs under Miri.
 
-use crate::arena::MAX_HEAP_COUNT;
 use crate::sync::global::{AtomicBool, AtomicUsize, Ordering};
 use crate::sys;
 use core::fmt;
+
+/// Most arenas (heaps) a process can use.
+pub const MAX_HEAP_COUNT: usize = 128;
 
 /// The environment variable that sets the heap count (1 = a single heap).
 pub const HEAP_COUNT_ENV: &str = "ARENA_ALLOC_HEAP_COUNT";

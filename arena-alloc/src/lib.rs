@@ -7,6 +7,8 @@ mod arena;
 pub mod capi;
 mod class;
 mod config;
+mod huge;
+mod init;
 mod lock;
 mod page;
 mod remote;
@@ -14,30 +16,14 @@ mod stats;
 mod sync;
 mod sys;
 mod tcache;
+pub mod tuning;
 
 use core::alloc::{GlobalAlloc, Layout};
 
-pub use arena::huge::{
-    MAX_REGIONS, REGION_SEGMENTS, SPAN_MAX_SEGMENTS, SPAN_RETAIN_MIN, SPAN_RETAIN_SHARE,
-};
-pub use arena::{EMPTY_SEGMENTS_KEPT, LEND_RESERVE, MAX_HEAP_COUNT};
-pub use class::{
-    CLASS_SIZES, LUT_MAX, MIN_BLOCK, NUM_CLASSES, POW2_MAX, POW2_MIN, SMALL_MAX, class_for,
-    class_of, class_size, served_class, worst_case_waste_permille,
-};
-pub use config::{
-    HARDENED_ENV, HEAP_COUNT_ENV, HeapCountError, MIN_DEFAULT_HEAP_COUNT, check_heap_count,
-    default_heap_count, hardened, parse_hardened, parse_heap_count,
-};
+pub use config::HeapCountError;
 pub use stats::{ArenaStats, arena_stats, total_stats};
-pub use tcache::{
-    CACHE_BIN_BYTES, CACHE_BLOCKS, CACHE_MIN_BLOCKS, CACHED_CLASSES, REFILL_BYTES,
-    REMOTE_BATCH_BYTES, bin_capacity, flush_thread_cache, refill_count, remote_batch,
-};
-// Every size the inlined table path serves is a cached class.
-const _: () = assert!(class_of(class::LUT_MAX) < tcache::CACHED_CLASSES);
-
-pub use page::{HUGE_HEADER, PAGE_SIZE, PAGES_PER_SEGMENT, SEGMENT_SIZE};
+pub use tcache::flush_thread_cache;
+use tuning::{MIN_BLOCK, check_heap_count, class_for};
 
 /// The per-core arena allocator. `static GLOBAL: ArenaAlloc = ArenaAlloc::new();` with
 /// `#[global_allocator]` is the whole set-up.
@@ -47,12 +33,13 @@ pub use page::{HUGE_HEADER, PAGE_SIZE, PAGES_PER_SEGMENT, SEGMENT_SIZE};
 /// spreads its threads over.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct ArenaAlloc {
-    /// 0: read [`HEAP_COUNT_ENV`] once, else the default.
+    /// 0: read [`tuning::HEAP_COUNT_ENV`] once, else the default.
     heap_count: usize,
 }
 
 impl ArenaAlloc {
-    /// Heap count from [`HEAP_COUNT_ENV`] (read on first use), else [`default_heap_count`].
+    /// Heap count from [`tuning::HEAP_COUNT_ENV`] (read on first use), else
+    /// [`tuning::default_heap_count`].
     pub const fn new() -> Self {
         Self { heap_count: 0 }
     }
@@ -60,7 +47,7 @@ impl ArenaAlloc {
     /// A fixed heap count, ignoring the environment.
     ///
     /// # Panics
-    /// If `heap_count` is not in `1..=MAX_HEAP_COUNT` (at compile time in a `static`).
+    /// If `heap_count` is not in `1..=`[`tuning::MAX_HEAP_COUNT`] (at compile time in a `static`).
     pub const fn with_heap_count(heap_count: usize) -> Self {
         match check_heap_count(heap_count) {
             Ok(n) => Self { heap_count: n },
@@ -155,7 +142,9 @@ impl ArenaAlloc {
                 }
                 return self.allocate_refill(c);
             }
-            if let Some(idx) = self.home_index() {
+            if init::is_ready()
+                && let Some(idx) = self.home_index()
+            {
                 return arena::alloc_small(idx, c);
             }
         }
@@ -178,6 +167,9 @@ impl ArenaAlloc {
     #[cold]
     #[inline(never)]
     extern "C" fn allocate_refill(&self, class: usize) -> *mut u8 {
+        if !init::is_ready() {
+            init::ensure_ready();
+        }
         let n = self.heap_count();
         tcache::cache_refill(self.arena_index(), n, class)
     }
@@ -185,13 +177,16 @@ impl ArenaAlloc {
     #[cold]
     #[inline(never)]
     fn allocate_slow(&self, size: usize, align: usize, zeroed: bool) -> *mut u8 {
+        if !init::is_ready() {
+            init::ensure_ready();
+        }
         let idx = match self.home_index() {
             Some(i) => i,
             None => self.arena_index(),
         };
         match class_for(size, align) {
             Some(c) => arena::alloc_small(idx, c),
-            None => arena::huge::alloc(idx, size, align, zeroed),
+            None => huge::alloc(idx, size, align, zeroed),
         }
     }
 

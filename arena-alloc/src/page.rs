@@ -109,7 +109,7 @@ pub(crate) struct Segment {
 const _: () = assert!(SEGMENT_SIZE.is_power_of_two() && PAGE_SIZE.is_power_of_two());
 const _: () = assert!(size_of::<Page>() == 64);
 // `Page::holder` holds any arena index; `SegmentHeader::lent` a bit per page.
-const _: () = assert!(crate::arena::MAX_HEAP_COUNT <= u8::MAX as usize + 1);
+const _: () = assert!(crate::config::MAX_HEAP_COUNT <= u8::MAX as usize + 1);
 const _: () = assert!(PAGES_PER_SEGMENT <= u32::BITS as usize);
 const _: () = assert!(size_of::<SegmentHeader>() == HUGE_HEADER);
 const _: () = assert!(offset_of!(Segment, pages) == HUGE_HEADER);

@@ -1,7 +1,8 @@
 //! Statistics: per-arena counters, read from the arenas (under each lock) and the huge heap.
 //! Safe code over `arena`'s snapshots.
 
-use crate::arena::{self, MAX_HEAP_COUNT, huge};
+use crate::config::MAX_HEAP_COUNT;
+use crate::{arena, huge};
 
 /// A snapshot of one arena's counters (or their sum).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -1,7 +1,8 @@
 //! ARENA_ALLOC_HEAP_COUNT: the test spawns itself as a child with the variable set and
 //! checks the stderr line and the heap count actually used (no arena beyond it is touched).
 
-use arena_alloc::{ArenaAlloc, HEAP_COUNT_ENV, HeapCountError, MAX_HEAP_COUNT, arena_stats};
+use arena_alloc::tuning::{HEAP_COUNT_ENV, MAX_HEAP_COUNT};
+use arena_alloc::{ArenaAlloc, HeapCountError, arena_stats};
 use std::process::Command;
 
 // Under Miri (no mmap, no rseq) the binary keeps `System` and its scenarios are skipped.
@@ -74,7 +75,7 @@ fn valid_values_are_used() {
 #[test]
 #[cfg_attr(miri, ignore = "spawns processes")]
 fn invalid_values_fall_back_with_one_line() {
-    let default = arena_alloc::default_heap_count();
+    let default = arena_alloc::tuning::default_heap_count();
     assert!(default >= 2);
     for value in ["0", "129", "abc", ""] {
         let (n, highest, stderr) = run_child(value);
@@ -100,7 +101,7 @@ fn invalid_values_fall_back_with_one_line() {
 fn over_long_values_fall_back() {
     // The value is copied into a 64-byte buffer when read: a longer one (here a valid
     // number behind 100 zeros) is rejected, and the message shows its first 64 bytes.
-    let default = arena_alloc::default_heap_count();
+    let default = arena_alloc::tuning::default_heap_count();
     let value = format!("{}4", "0".repeat(100));
     let (n, highest, stderr) = run_child(&value);
     assert_eq!(n, default);

@@ -4,7 +4,8 @@
 //! segfault. The small-block double free is caught in the hardened mode
 //! (`ARENA_ALLOC_HARDENED=1`); the other cases in the default mode too.
 
-use arena_alloc::{ArenaAlloc, HARDENED_ENV, SEGMENT_SIZE, SMALL_MAX};
+use arena_alloc::ArenaAlloc;
+use arena_alloc::tuning::{HARDENED_ENV, SEGMENT_SIZE, SMALL_MAX};
 use std::alloc::{GlobalAlloc, Layout};
 use std::process::Command;
 

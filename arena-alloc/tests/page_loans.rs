@@ -8,7 +8,8 @@
 //! again: A's next allocations stay within the segments its own fill needed.
 
 mod common;
-use arena_alloc::{ArenaAlloc, PAGE_SIZE, arena_stats, flush_thread_cache, total_stats, trim};
+use arena_alloc::tuning::PAGE_SIZE;
+use arena_alloc::{ArenaAlloc, arena_stats, flush_thread_cache, total_stats, trim};
 use common::*;
 use std::alloc::{GlobalAlloc, Layout};
 

@@ -2,7 +2,7 @@
 //! with alignments above 16; contents and alignment are checked at every step.
 
 mod common;
-use arena_alloc::SMALL_MAX;
+use arena_alloc::tuning::SMALL_MAX;
 use common::*;
 use std::alloc::{GlobalAlloc, Layout};
 

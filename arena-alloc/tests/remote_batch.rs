@@ -4,7 +4,8 @@
 //! page, on `flush_thread_cache`, and when the thread exits with a partial run.
 
 mod common;
-use arena_alloc::{ArenaAlloc, REMOTE_BATCH_BYTES, class_of, remote_batch, total_stats, trim};
+use arena_alloc::tuning::{REMOTE_BATCH_BYTES, class_of, remote_batch};
+use arena_alloc::{ArenaAlloc, total_stats, trim};
 use common::*;
 use std::alloc::{GlobalAlloc, Layout};
 use std::sync::{Arc, Barrier};

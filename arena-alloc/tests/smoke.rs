@@ -1,7 +1,8 @@
 //! Smoke and property tests against `System`'s contract, with `ArenaAlloc` as the global
 //! allocator of this binary.
 
-use arena_alloc::{ArenaAlloc, MIN_BLOCK, SMALL_MAX};
+use arena_alloc::ArenaAlloc;
+use arena_alloc::tuning::{MIN_BLOCK, SMALL_MAX};
 use proptest::prelude::*;
 use std::alloc::{GlobalAlloc, Layout};
 

@@ -9,27 +9,19 @@
 //! first (`super::loan`): an idle arena lends all of its resident free pages, a busy one
 //! those beyond [`LEND_RESERVE`].
 
-use super::{ArenaState, retire_page};
-use crate::class::NUM_CLASSES;
-use crate::page::{self, PAGE_SIZE, Page};
+use super::state::ArenaState;
+use crate::page::{self, PAGE_SIZE, Page, SEGMENT_SIZE, SegmentHeader};
 use crate::sync::global::{AtomicUsize, Ordering};
 use crate::sys;
 use core::ptr;
 
-/// Resident free (unformatted) pages that an arena which is handing out blocks keeps when
-/// another arena borrows from it (`super::loan`); an idle arena lends them all. An
-/// arena's own frees keep every page they empty resident (a page emptied and refilled at
-/// once, as in a producer/consumer, must not fault in again). Nothing decommits them but
-/// `malloc_trim`: a page touched once stays resident until its segment is unmapped, so
-/// this reserve is kept small (with 2, mimalloc-bench's mstress peaked 1-2 MiB higher:
-/// the other arena touched new memory while these pages sat unused).
-pub const LEND_RESERVE: u32 = 1;
 /// Empty small segments (no page in use) the process keeps mapped, over all arenas,
 /// before an arena that has more than one unmaps one: their resident pages are reused or
 /// lent before new memory is touched. With one per arena, mimalloc-bench's xmalloc-test
 /// (producers and consumers whose live memory swings by megabytes) mapped and unmapped
 /// about 400 segments in 3 s and faulted 350,000 times; with 4, 60 and 13,000.
 pub const EMPTY_SEGMENTS_KEPT: usize = 4;
+
 /// Empty small segments of all arenas.
 static EMPTY_SEGMENTS: AtomicUsize = AtomicUsize::new(0);
 
@@ -65,26 +57,6 @@ pub(super) fn note_arena_used(idx: usize) {
 /// Arenas that have had a segment or borrowed a page are `0..arenas_used()`.
 pub(super) fn arenas_used() -> usize {
     ARENAS_USED.load(Ordering::Relaxed)
-}
-
-/// Every empty page of the class lists becomes a free page (or goes back to its owner).
-///
-/// # Safety
-/// The caller holds the arena lock.
-pub(super) unsafe fn retire_empty(st: &mut ArenaState) {
-    for c in 0..NUM_CLASSES {
-        let mut page = st.classes[c];
-        while !page.is_null() {
-            // SAFETY: the lock is held; listed pages are formatted descriptors.
-            let next = unsafe { (*page).next };
-            // SAFETY: as above.
-            if unsafe { (*page).used } == 0 {
-                // SAFETY: the lock is held; `page` is empty and in class list `c`.
-                unsafe { retire_page(st, page, c) };
-            }
-            page = next;
-        }
-    }
 }
 
 /// Puts empty page `page` on the free pages, at their head (a formatted page is dirty:
@@ -172,186 +144,85 @@ pub(super) unsafe fn decommit_free(st: &mut ArenaState) -> bool {
     released
 }
 
-/// Whether the arena has handed out no block since the previous look (`idle_mark`); if
-/// so, its empty pages become free pages (its lent ones go back to their owners).
+/// Takes free page `page` off the free list of the arena whose state is `st`: it counts
+/// as a page in use of its segment from now on.
 ///
 /// # Safety
-/// The caller holds the arena lock.
-pub(super) unsafe fn look_idle(st: &mut ArenaState) -> bool {
-    let idle = st.idle_mark == st.allocs;
-    st.idle_mark = st.allocs;
-    if idle {
-        // SAFETY: forwarded from the caller.
-        unsafe { retire_empty(st) };
+/// The caller holds the arena lock; `page` is in its free list.
+pub(super) unsafe fn take_free_page(st: &mut ArenaState, page: *mut Page) {
+    // SAFETY: the lock is held; `page` is in the free list.
+    unsafe { page::list_remove(&mut st.free_pages, page) };
+    // SAFETY: the lock is held and guards the descriptor.
+    if unsafe { (*page).dirty } != 0 {
+        st.dirty_free -= 1;
     }
-    idle
+    // SAFETY: `page` is a free page of a segment of this locked arena.
+    let used = unsafe { page::used_pages(page::segment_of_page(page)) };
+    let n = used.load(Ordering::Relaxed);
+    if n == 0 {
+        // SAFETY: the lock is held.
+        unsafe { segment_no_longer_empty(st) };
+    }
+    used.store(n + 1, Ordering::Relaxed);
 }
 
-#[cfg(test)]
-pub(super) mod tests {
-    use super::*;
-    use crate::arena::{ARENAS, MAX_HEAP_COUNT, alloc_small, ensure_ready, free};
-    use crate::class::{SMALL_MAX, class_of};
-
-    /// Dirty free pages of `st`, and whether they all come before the clean ones.
-    fn dirty_free_pages(st: &ArenaState) -> (u32, bool) {
-        let (mut dirty, mut ordered, mut seen_clean) = (0, true, false);
-        let mut p = st.free_pages;
-        while !p.is_null() {
-            // SAFETY: the caller holds the lock; listed pages are free descriptors.
-            let d = unsafe { (*p).dirty } != 0;
-            if d {
-                dirty += 1;
-                ordered &= !seen_clean;
+/// Puts empty page `page` of one of this arena's segments on the free pages; unmaps its
+/// segment if that leaves more than one segment of the arena empty.
+///
+/// # Safety
+/// The caller holds the arena lock (whose state is `st`); `page` is a free, empty page of
+/// one of its segments, counted in its `used_pages`, in no list.
+pub(super) unsafe fn page_freed(st: &mut ArenaState, page: *mut Page) {
+    // SAFETY: forwarded from the caller.
+    unsafe { push_free_page(st, page) };
+    let seg = page::segment_of_page(page);
+    // SAFETY: the segment is live (it holds `page`).
+    let used = unsafe { page::used_pages(seg) };
+    let n = used.load(Ordering::Relaxed) - 1;
+    used.store(n, Ordering::Relaxed);
+    // SAFETY: the lock is held (both calls below).
+    if n == 0 && unsafe { segment_emptied(st) } {
+        // Hardened: segments stay mapped, so a late double free reads a mapped header.
+        if !crate::config::hardened() {
+            for p in page::pages_of(seg) {
+                // SAFETY: the lock is held; every page of an empty segment is free, so in
+                // the free list.
+                unsafe { page::list_remove(&mut st.free_pages, p) };
+                // SAFETY: as above.
+                if unsafe { (*p).dirty } != 0 {
+                    st.dirty_free -= 1;
+                }
             }
-            seen_clean |= !d;
-            // SAFETY: as above.
-            p = unsafe { (*p).next };
-        }
-        (dirty, ordered)
-    }
-
-    /// Arena `idx` fills `pages` pages of class `class` (blocks of `SMALL_MAX` bytes) and
-    /// frees every page's first block, then the rest: each page but the last empties below
-    /// the head of its list and becomes a free page, resident.
-    pub(in crate::arena) fn fill_and_free(idx: usize, class: usize, pages: usize) {
-        let per_page = PAGE_SIZE / SMALL_MAX;
-        let blocks: Vec<*mut u8> = (0..pages * per_page)
-            .map(|_| {
-                let p = alloc_small(idx, class);
-                assert!(!p.is_null());
-                // SAFETY: a fresh block of SMALL_MAX bytes.
-                unsafe { p.write_bytes(0xa5, SMALL_MAX) };
-                p
-            })
-            .collect();
-        for k in 0..per_page {
-            for &p in blocks.iter().skip(k).step_by(per_page) {
-                // SAFETY: each block is live and freed once.
-                unsafe { free(p, idx) };
-            }
-        }
-    }
-
-    #[test]
-    #[cfg_attr(miri, ignore = "mmap")]
-    fn an_idle_arena_retires_its_empty_pages_and_trim_decommits_them() {
-        ensure_ready();
-        // An arena no other test of this binary uses.
-        let idx = MAX_HEAP_COUNT - 1;
-        let big = class_of(SMALL_MAX);
-        let pages = 6;
-        fill_and_free(idx, big, pages);
-        let a = &ARENAS[idx];
-        let st = a.acquire();
-        let (dirty, ordered) = dirty_free_pages(st);
-        assert!(dirty as usize >= pages - 1 && st.dirty_free == dirty && ordered);
-        assert!(
-            !st.classes[big].is_null(),
-            "the emptied head page stays listed"
-        );
-        // The first look only marks the arena; the second finds it idle, and its empty
-        // head page becomes a free page too.
-        // SAFETY: the lock is held.
-        assert!(!unsafe { look_idle(st) });
-        assert!(!st.classes[big].is_null());
-        // SAFETY: as above.
-        assert!(unsafe { look_idle(st) });
-        assert!(st.classes[big].is_null());
-        let (all, ordered) = dirty_free_pages(st);
-        assert!(all == dirty + 1 && st.dirty_free == all && ordered);
-        // `malloc_trim`'s part: every dirty free page decommitted, once.
-        // SAFETY: as above.
-        assert!(unsafe { decommit_free(st) });
-        assert_eq!((dirty_free_pages(st).0, st.dirty_free), (0, 0));
-        // SAFETY: as above.
-        assert!(!unsafe { decommit_free(st) });
-        a.lock.unlock();
-        // An arena that hands out a block is busy at the next look.
-        let p = alloc_small(idx, big);
-        assert!(!p.is_null());
-        let st = a.acquire();
-        // SAFETY: the lock is held.
-        assert!(!unsafe { look_idle(st) });
-        a.lock.unlock();
-        // SAFETY: `p` is live and freed once.
-        unsafe { free(p, idx) };
-    }
-
-    #[test]
-    #[cfg_attr(miri, ignore = "mmap")]
-    fn a_page_that_changes_class_gives_back_what_the_old_one_touched_and_pick_prefers_its_class() {
-        ensure_ready();
-        // An arena no other test of this binary uses.
-        let idx = MAX_HEAP_COUNT - 8;
-        let a = &ARENAS[idx];
-        let (big, small) = (class_of(SMALL_MAX), class_of(64));
-        let retire = || {
-            let st = a.acquire();
             // SAFETY: the lock is held.
-            unsafe { retire_empty(st) };
-            a.lock.unlock();
-        };
-        // First use: a whole page of SMALL_MAX blocks, every byte written.
-        let blocks: Vec<*mut u8> = (0..PAGE_SIZE / SMALL_MAX)
-            .map(|_| alloc_small(idx, big))
-            .collect();
-        let page_start = blocks[0].map_addr(|x| x & !(PAGE_SIZE - 1));
-        for &p in &blocks {
-            assert!(!p.is_null() && p.map_addr(|x| x & !(PAGE_SIZE - 1)) == page_start);
-            // SAFETY: a fresh block of SMALL_MAX bytes.
-            unsafe { p.write_bytes(0xa5, SMALL_MAX) };
+            unsafe { segment_no_longer_empty(st) };
+            // SAFETY: the lock is held; `seg` is in the arena's segment list.
+            unsafe { unlink_segment(st, seg) };
+            // SAFETY: no page of the segment is in use or listed any more.
+            unsafe { sys::unmap(seg.cast(), SEGMENT_SIZE) };
         }
-        for &p in &blocks {
-            // SAFETY: each block is live and freed once.
-            unsafe { free(p, idx) };
+    }
+}
+
+/// Removes `seg` from the arena's segment list.
+///
+/// # Safety
+/// The arena lock is held and `seg` is in `st.segments`.
+unsafe fn unlink_segment(st: &mut ArenaState, seg: *mut SegmentHeader) {
+    // SAFETY: `seg` is live and its `next` guarded by the lock.
+    let after = unsafe { (*seg).next };
+    if st.segments == seg {
+        st.segments = after;
+        return;
+    }
+    let mut cur = st.segments;
+    loop {
+        // SAFETY: every listed header is live and guarded by the lock.
+        let next = unsafe { (*cur).next };
+        if next == seg {
+            // SAFETY: as above.
+            unsafe { (*cur).next = after };
+            return;
         }
-        retire();
-        let far = page_start.wrapping_add(PAGE_SIZE / 2 + 8);
-        // Second use, same class: one block, the first half. Freed, the page keeps what
-        // the first use touched (the same class is likely to reach it again).
-        let p = alloc_small(idx, big);
-        assert_eq!(p, page_start, "the resident page is formatted again");
-        // SAFETY: `p` is a live block; freed once.
-        unsafe { free(p, idx) };
-        retire();
-        // SAFETY: the page is free and stays mapped; nobody uses its memory.
-        let far_byte = unsafe { far.read_volatile() };
-        assert_eq!(
-            far_byte, 0xa5,
-            "a page that keeps its class keeps its memory"
-        );
-        // Third use, another class: one 64-byte block. Freed, the page keeps its first OS
-        // page; the rest is decommitted (reads zero again).
-        let p = alloc_small(idx, small);
-        assert_eq!(p, page_start, "the resident page is formatted again");
-        // SAFETY: `p` is a live block; freed once.
-        unsafe { free(p, idx) };
-        retire();
-        // SAFETY: as above.
-        let far_byte = unsafe { far.read_volatile() };
-        assert_eq!(far_byte, 0, "the other class's bytes were released");
-        let near = page_start.wrapping_add(8);
-        // SAFETY: as above.
-        assert_eq!(unsafe { near.read_volatile() }, 0xa5);
-        // A page that last held `big` is picked for `big` even below a page of another
-        // class at the head of the free list.
-        let b = alloc_small(idx, big);
-        let q = alloc_small(idx, small);
-        // SAFETY: live blocks, freed once.
-        unsafe { free(b, idx) };
-        retire();
-        // SAFETY: as above.
-        unsafe { free(q, idx) };
-        retire();
-        let st = a.acquire();
-        let head = st.free_pages;
-        // SAFETY: the lock is held; the head is a free descriptor.
-        assert_eq!(unsafe { (*head).class } as usize, small);
-        // SAFETY: as above.
-        let picked = unsafe { pick(head, big) };
-        // SAFETY: as above.
-        assert!(picked != head && unsafe { (*picked).class } as usize == big);
-        a.lock.unlock();
+        cur = next;
     }
 }

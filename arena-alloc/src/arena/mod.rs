@@ -1,192 +1,57 @@
-//! Arenas: one lock, per-class page lists and counters each; the global arena table; fork
-//! handlers; small blocks. Blocks above `SMALL_MAX` live in [`huge`].
+//! Arenas (what mimalloc calls heaps): small blocks, served from pages of the arena's
+//! segments. Blocks above `SMALL_MAX` live in [`crate::huge`].
+//!
+//! ```text
+//!  mod.rs        alloc / free / refill chains / statistics / trim  (the entry points)
+//!   |-- loan.rs        borrowing a resident free page from another arena
+//!   |-- upkeep.rs      class lists: pages that fill, empty, drain remote frees, go home
+//!   |-- free_pages.rs  free pages (resident first) and empty segments
+//!   `-- state.rs       the arena table: lock, class lists, counters
+//! ```
+//!
+//! Each file uses only those below it.
 
 mod free_pages;
-pub(crate) mod huge;
 mod loan;
+mod state;
+#[cfg(test)]
+mod tests;
+mod upkeep;
 
 use crate::class::{NUM_CLASSES, class_for, class_size};
-use crate::lock::RawLock;
-use crate::page::{
-    self, KIND_SMALL, MAGIC, PAGE_AVAILABLE, PAGE_FREE, PAGE_FULL, PAGES_PER_SEGMENT, Page,
-    SEGMENT_SIZE, SegmentHeader,
-};
+use crate::huge;
+use crate::page::{self, KIND_SMALL, MAGIC, PAGE_AVAILABLE, PAGE_FULL, PAGES_PER_SEGMENT, Page};
 use crate::remote;
-use crate::sync::global::{AtomicPtr, AtomicU8, AtomicU32, Ordering, UnsafeCell};
-use crate::sys;
+use crate::sync::global::Ordering;
 use core::ptr;
 
-/// Most arenas (heaps) a process can use.
-pub const MAX_HEAP_COUNT: usize = 128;
-use free_pages::push_free_page;
-pub use free_pages::{EMPTY_SEGMENTS_KEPT, LEND_RESERVE};
+pub use free_pages::EMPTY_SEGMENTS_KEPT;
+pub use loan::LEND_RESERVE;
+pub(crate) use state::is_locked;
+use state::{ARENAS, Arena, ArenaState, arena};
+use upkeep::{drain_remote, fixup_locked};
 
-/// Lock-guarded state of one arena.
-struct ArenaState {
-    /// Pages of each class with at least one free block.
-    classes: [*mut Page; NUM_CLASSES],
-    /// Unformatted pages of this arena's segments.
-    free_pages: *mut Page,
-    /// Segments that have no page in use.
-    empty_segments: u32,
-    /// Free pages that may hold resident memory (`Page::dirty`); they precede the clean
-    /// ones in `free_pages`, so a fresh page is a dirty one while there is one.
-    dirty_free: u32,
-    /// `allocs` when another arena's `loan::borrow` last looked at this one: an arena
-    /// that has handed out no block since is idle, and lends all its resident free pages
-    /// then. Starts at 0, as every field does (an arena that has handed out nothing has
-    /// nothing to lend), so `ARENAS` is all zeros and lies in `.bss`. A non-zero start put
-    /// its 80 KiB in `.data`, file-backed pages that a C program under `LD_PRELOAD`
-    /// faulted in.
-    idle_mark: u64,
-    /// Small-block counters: plain integers under the lock (no extra locked instruction
-    /// on the fast path); `arena_stats` takes the lock to read them.
-    allocs: u64,
-    frees: u64,
-    remote_frees: u64,
-    contended: u64,
-    /// This arena's small segments (linked through their headers), for statistics.
-    segments: *mut SegmentHeader,
-    /// Pages of other arenas' segments lent to this one (`loan`), linked through their
-    /// `RemoteWords::loan_next`/`loan_prev`, for statistics.
-    borrowed: *mut Page,
-}
-
-/// A value on a cache line of its own.
-#[repr(C, align(64))]
-struct Line<T>(T);
-
-/// One arena, on its own cache lines.
-#[repr(C, align(128))]
-pub(crate) struct Arena {
-    lock: RawLock<AtomicU32>,
-    /// Pages of this arena with blocks on their thread-free lists (`crate::remote`),
-    /// linked through their `RemoteWords::next`; drained by the lock holder. On its own
-    /// line: other threads push here while the holder works under the lock.
-    pending: Line<AtomicPtr<u8>>,
-    /// Pages of this arena's segments that the arenas they were lent to gave back
-    /// (`loan`), linked through their `RemoteWords::loan_next`; taken by the lock holder.
-    returned: Line<AtomicPtr<u8>>,
-    state: UnsafeCell<ArenaState>,
-}
-
-// SAFETY: `state` (raw page pointers) is only accessed while `lock` is held.
-unsafe impl Sync for Arena {}
-
-const _: () = assert!(core::mem::align_of::<Arena>() == 128);
-const _: () = assert!(MAX_HEAP_COUNT <= u32::MAX as usize);
-
-impl Arena {
-    const fn new() -> Self {
-        Self {
-            lock: RawLock::new(AtomicU32::new(0)),
-            pending: Line(AtomicPtr::new(ptr::null_mut())),
-            returned: Line(AtomicPtr::new(ptr::null_mut())),
-            state: UnsafeCell::new(ArenaState {
-                classes: [ptr::null_mut(); NUM_CLASSES],
-                free_pages: ptr::null_mut(),
-                dirty_free: 0,
-                idle_mark: 0,
-                empty_segments: 0,
-                allocs: 0,
-                frees: 0,
-                remote_frees: 0,
-                contended: 0,
-                segments: ptr::null_mut(),
-                borrowed: ptr::null_mut(),
-            }),
-        }
-    }
-
-    /// Takes the lock and returns the state it guards.
-    #[inline]
-    #[allow(clippy::mut_from_ref)]
-    fn acquire(&self) -> &mut ArenaState {
-        if !self.lock.try_lock() {
-            return self.acquire_contended();
-        }
-        // SAFETY: the lock is held until the caller's matching `unlock`, and the state is
-        // only reached under it, so this is the only reference.
-        unsafe { &mut *self.state.get() }
-    }
-
-    /// `acquire` after `try_lock` failed; counts the contention.
-    #[cold]
-    #[inline(never)]
-    #[allow(clippy::mut_from_ref)]
-    fn acquire_contended(&self) -> &mut ArenaState {
-        self.lock.lock_contended();
-        // SAFETY: as in `acquire`.
-        let st = unsafe { &mut *self.state.get() };
-        st.contended += 1;
-        st
-    }
-}
-
-/// Arena `idx`.
-#[inline]
-fn arena(idx: usize) -> &'static Arena {
-    debug_assert!(idx < MAX_HEAP_COUNT);
-    // SAFETY: indices are `cpu % heap_count` with heap_count <= MAX_HEAP_COUNT, or an owner
-    // recorded in a segment header from such an index.
-    unsafe { ARENAS.get_unchecked(idx) }
-}
-
-/// Whether arena `idx`'s lock is held right now (a hint: it may change at once).
-#[inline]
-pub(crate) fn is_locked(idx: usize) -> bool {
-    arena(idx).lock.is_locked()
-}
-
-static ARENAS: [Arena; MAX_HEAP_COUNT] = [const { Arena::new() }; MAX_HEAP_COUNT];
-
-// ---------------------------------------------------------------------------------------
-// Process set-up: fork handlers.
-
-static READY: AtomicU8 = AtomicU8::new(0);
-
-/// Registers the fork handlers once. Called with no arena lock held, because
-/// `pthread_atfork` may itself allocate (and re-enter us: then the state is 1 and we go on).
-#[cold]
-pub(crate) fn ensure_ready() {
-    if READY
-        .compare_exchange(0, 1, Ordering::AcqRel, Ordering::Acquire)
-        .is_ok()
-    {
-        // First: `atfork` may allocate, and every block must see the final mode.
-        crate::config::read_hardened();
-        sys::atfork(fork_prepare, fork_parent, fork_child);
-        crate::tcache::create_cache_key();
-        READY.store(2, Ordering::Release);
-    }
-}
-
-#[inline]
-pub(crate) fn is_ready() -> bool {
-    READY.load(Ordering::Relaxed) != 0
-}
-
-extern "C" fn fork_prepare() {
-    // Always in index order, so this cannot deadlock: the one path that holds two arena
-    // locks (`loan::borrow`) takes the second with `try_lock` only.
+/// Takes every arena's lock, in index order (fork's prepare handler). The one path that
+/// holds two arena locks (`loan::borrow`) takes the second with `try_lock` only, so this
+/// cannot deadlock.
+pub(crate) fn lock_all() {
     for a in &ARENAS {
         a.lock.lock();
     }
-    huge::fork_lock();
 }
 
-extern "C" fn fork_parent() {
+/// Releases every arena's lock (fork's parent handler).
+pub(crate) fn unlock_all() {
     for a in &ARENAS {
         a.lock.unlock();
     }
-    huge::fork_unlock();
 }
 
-extern "C" fn fork_child() {
+/// Resets every arena's lock to free (fork's child handler: the child has one thread).
+pub(crate) fn reset_all() {
     for a in &ARENAS {
         a.lock.reset();
     }
-    huge::fork_reset();
 }
 
 // ---------------------------------------------------------------------------------------
@@ -289,11 +154,6 @@ unsafe fn alloc_small_locked(
     // SAFETY: the lock is held.
     let mut page = unsafe { (*st).classes[class] };
     if page.is_null() {
-        if !is_ready() {
-            arena.lock.unlock();
-            ensure_ready();
-            return alloc_small(idx, class);
-        }
         // SAFETY: the lock is held; this is the only reference to the state.
         let stm = unsafe { &mut *st };
         // SAFETY: the lock of arena `idx` is held and `stm` is its state.
@@ -324,55 +184,6 @@ unsafe fn page_for(arena: &Arena, st: &mut ArenaState, class: usize, idx: usize)
     }
     // SAFETY: forwarded from the caller.
     unsafe { fresh_page(st, class, idx) }
-}
-
-/// Puts every block on the thread-free lists of `arena`'s pending pages back on its page
-/// (see `crate::remote`), with the list upkeep a free does, then takes back the pages
-/// other arenas returned (`loan`).
-///
-/// # Safety
-/// The caller holds the lock of `arena`, whose state is `st`.
-unsafe fn drain_remote(arena: &Arena, st: &mut ArenaState) {
-    let mut pg = remote::take_all(&arena.pending.0);
-    while !pg.is_null() {
-        let page = pg.cast::<Page>();
-        let words = page::remote_words(page);
-        // The page's link is read before its list is taken: from then on a remote free
-        // may push the page again (rewriting the link).
-        // SAFETY: the page's segment is mapped (its list holds live-counted blocks).
-        let next = unsafe { (*words).next.load(Ordering::Relaxed) };
-        // SAFETY: as above.
-        let head = remote::take_all(unsafe { &(*words).blocks });
-        if !head.is_null() {
-            let (mut tail, mut n) = (head, 1u32);
-            loop {
-                // SAFETY: the list's blocks are free blocks of the page, taken above.
-                let nx = unsafe { tail.cast::<*mut u8>().read() };
-                if nx.is_null() {
-                    break;
-                }
-                tail = nx;
-                n += 1;
-            }
-            // SAFETY: the lock is held; the chain's blocks are given-up blocks of `page`.
-            let (class, was_full, empty) = unsafe { page::put_chain(page, head, tail, n) };
-            st.frees += u64::from(n);
-            st.remote_frees += u64::from(n);
-            if was_full && empty && !st.classes[class].is_null() {
-                // Full to empty in one chain (every block freed by other threads), with
-                // another page heading its list: a free page at once. Listed, it would
-                // sit empty below the head.
-                // SAFETY: the lock is held; the page was full, so it is in no list.
-                unsafe { free_page(st, page) };
-            } else if was_full || (empty && st.classes[class] != page) {
-                // SAFETY: the lock is held and `page` is formatted.
-                unsafe { fixup_locked(st, page, was_full) };
-            }
-        }
-        pg = next;
-    }
-    // SAFETY: forwarded from the caller.
-    unsafe { loan::take_returned(arena, st) };
 }
 
 /// Frees small block `p` without its owner's lock: pushes it onto its page's thread-free
@@ -460,7 +271,7 @@ unsafe fn fresh_page(st: &mut ArenaState, class: usize, idx: usize) -> *mut Page
         // SAFETY: the lock is held; the free list is not empty.
         page = unsafe { free_pages::pick(st.free_pages, class) };
         // SAFETY: the lock is held; `page` is in the free list.
-        unsafe { take_free_page(st, page) };
+        unsafe { free_pages::take_free_page(st, page) };
     }
     // SAFETY: the lock of the page's holder (arena `idx`) is held.
     unsafe { install_page(st, page, class) };
@@ -479,28 +290,6 @@ unsafe fn install_page(st: &mut ArenaState, page: *mut Page, class: usize) {
     unsafe { page::list_push(&mut st.classes[class], page) };
     // SAFETY: the lock is held.
     unsafe { (*page).state = PAGE_AVAILABLE };
-}
-
-/// Takes free page `page` off the free list of the arena whose state is `st`: it counts
-/// as a page in use of its segment from now on.
-///
-/// # Safety
-/// The caller holds the arena lock; `page` is in its free list.
-unsafe fn take_free_page(st: &mut ArenaState, page: *mut Page) {
-    // SAFETY: the lock is held; `page` is in the free list.
-    unsafe { page::list_remove(&mut st.free_pages, page) };
-    // SAFETY: the lock is held and guards the descriptor.
-    if unsafe { (*page).dirty } != 0 {
-        st.dirty_free -= 1;
-    }
-    // SAFETY: `page` is a free page of a segment of this locked arena.
-    let used = unsafe { page::used_pages(page::segment_of_page(page)) };
-    let n = used.load(Ordering::Relaxed);
-    if n == 0 {
-        // SAFETY: the lock is held.
-        unsafe { free_pages::segment_no_longer_empty(st) };
-    }
-    used.store(n + 1, Ordering::Relaxed);
 }
 
 /// Frees block `p` (small or huge; a pointer into a small page that does not start a block
@@ -606,24 +395,6 @@ unsafe fn free_fixup(arena: &Arena, st: *mut ArenaState, page: *mut Page, was_fu
     arena.lock.unlock();
 }
 
-/// The list upkeep of `free_fixup`, lock kept.
-///
-/// # Safety
-/// As for `free_fixup`.
-unsafe fn fixup_locked(st: &mut ArenaState, page: *mut Page, was_full: bool) {
-    // SAFETY: the lock is held; `class` is fixed while the page is formatted.
-    let class = unsafe { (*page).class } as usize;
-    if was_full {
-        // SAFETY: the lock is held; a full page is in no list.
-        unsafe { page::list_push(&mut st.classes[class], page) };
-        // SAFETY: the lock is held.
-        unsafe { (*page).state = PAGE_AVAILABLE };
-    } else {
-        // SAFETY: the lock is held and the page is empty and in its class list.
-        unsafe { retire_page(st, page, class) };
-    }
-}
-
 /// A snapshot of an arena's small-block counters.
 pub(crate) struct SmallSnapshot {
     pub(crate) allocs: u64,
@@ -668,7 +439,7 @@ pub(crate) fn small_snapshot(index: usize) -> Option<SmallSnapshot> {
         seg = unsafe { (*seg).next };
     }
     // SAFETY: the lock is held.
-    out.bytes_in_use += unsafe { loan::borrowed_bytes(st) };
+    out.bytes_in_use += unsafe { upkeep::borrowed_bytes(st) };
     a.lock.unlock();
     Some(out)
 }
@@ -698,9 +469,6 @@ pub(crate) fn take_chain(
     while count < n {
         let mut page = st.classes[class];
         if page.is_null() {
-            if !is_ready() {
-                break;
-            }
             // SAFETY: the lock is held.
             page = unsafe { page_for(arena, st, class, idx) };
             if page.is_null() {
@@ -760,76 +528,6 @@ pub(crate) unsafe fn free_list(owner: usize, mut p: *mut u8, current: usize) {
     arena.lock.unlock();
 }
 
-/// Moves an empty page from its class list to the free pages (a lent page goes back to
-/// its owner instead, see `loan`).
-///
-/// # Safety
-/// The caller holds the arena lock; `page` is empty and in class list `class`.
-#[cold]
-unsafe fn retire_page(st: &mut ArenaState, page: *mut Page, class: usize) {
-    // SAFETY: the lock is held and the page is in this list.
-    unsafe { page::list_remove(&mut st.classes[class], page) };
-    // SAFETY: the lock is held; the page is empty and in no list now.
-    unsafe { free_page(st, page) };
-}
-
-/// An empty page that is in no list becomes a free page: of this arena, or of its owner
-/// if it is lent (`loan`).
-///
-/// # Safety
-/// The caller holds the arena lock; `page` is empty, formatted and in no list.
-unsafe fn free_page(st: &mut ArenaState, page: *mut Page) {
-    // SAFETY: the lock is held.
-    unsafe { (*page).state = PAGE_FREE };
-    // SAFETY: the lock (the page's holder's) is held; the page is free.
-    unsafe { page::release_page(page) };
-    let seg = page::segment_of_page(page);
-    // SAFETY: the lock (the page's holder's) is held; a segment's `owner` never changes.
-    if u32::from(unsafe { (*page).holder }) != unsafe { (*seg).owner } {
-        // SAFETY: the page is lent to this arena, empty, free and in no list now.
-        return unsafe { loan::give_back(st, page) };
-    }
-    // SAFETY: the lock is held; the page is an empty page of this arena, in no list.
-    unsafe { page_freed(st, page) };
-}
-
-/// Puts empty page `page` of one of this arena's segments on the free pages; unmaps its
-/// segment if that leaves more than one segment of the arena empty.
-///
-/// # Safety
-/// The caller holds the arena lock (whose state is `st`); `page` is a free, empty page of
-/// one of its segments, counted in its `used_pages`, in no list.
-unsafe fn page_freed(st: &mut ArenaState, page: *mut Page) {
-    // SAFETY: forwarded from the caller.
-    unsafe { push_free_page(st, page) };
-    let seg = page::segment_of_page(page);
-    // SAFETY: the segment is live (it holds `page`).
-    let used = unsafe { page::used_pages(seg) };
-    let n = used.load(Ordering::Relaxed) - 1;
-    used.store(n, Ordering::Relaxed);
-    // SAFETY: the lock is held (both calls below).
-    if n == 0 && unsafe { free_pages::segment_emptied(st) } {
-        // Hardened: segments stay mapped, so a late double free reads a mapped header.
-        if !crate::config::hardened() {
-            for p in page::pages_of(seg) {
-                // SAFETY: the lock is held; every page of an empty segment is free, so in
-                // the free list.
-                unsafe { page::list_remove(&mut st.free_pages, p) };
-                // SAFETY: as above.
-                if unsafe { (*p).dirty } != 0 {
-                    st.dirty_free -= 1;
-                }
-            }
-            // SAFETY: the lock is held.
-            unsafe { free_pages::segment_no_longer_empty(st) };
-            // SAFETY: the lock is held; `seg` is in the arena's segment list.
-            unsafe { unlink_segment(st, seg) };
-            // SAFETY: no page of the segment is in use or listed any more.
-            unsafe { sys::unmap(seg.cast(), SEGMENT_SIZE) };
-        }
-    }
-}
-
 /// Returns the memory of every empty page of every arena to the OS, then the huge heap's
 /// dirty free spans (`malloc_trim`); `true` if it released any.
 pub(crate) fn trim() -> bool {
@@ -840,7 +538,7 @@ pub(crate) fn trim() -> bool {
         // SAFETY: the lock is held.
         unsafe { drain_remote(a, st) };
         // SAFETY: as above.
-        unsafe { free_pages::retire_empty(st) };
+        unsafe { upkeep::retire_empty(st) };
         a.lock.unlock();
     }
     let mut released = false;
@@ -853,30 +551,6 @@ pub(crate) fn trim() -> bool {
         a.lock.unlock();
     }
     huge::trim() | released
-}
-
-/// Removes `seg` from the arena's segment list.
-///
-/// # Safety
-/// The arena lock is held and `seg` is in `st.segments`.
-unsafe fn unlink_segment(st: &mut ArenaState, seg: *mut SegmentHeader) {
-    // SAFETY: `seg` is live and its `next` guarded by the lock.
-    let after = unsafe { (*seg).next };
-    if st.segments == seg {
-        st.segments = after;
-        return;
-    }
-    let mut cur = st.segments;
-    loop {
-        // SAFETY: every listed header is live and guarded by the lock.
-        let next = unsafe { (*cur).next };
-        if next == seg {
-            // SAFETY: as above.
-            unsafe { (*cur).next = after };
-            return;
-        }
-        cur = next;
-    }
 }
 
 /// Owner arena and class of `p` if it is a small block that starts a block; `None` for a
@@ -952,63 +626,3 @@ pub(crate) unsafe fn resize_in_place(p: *mut u8, new_size: usize, align: usize) 
 }
 
 const _: () = assert!(PAGES_PER_SEGMENT >= 2);
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The blocks of a chain from `take_chain`: follows the links from `first` for
-    /// `count` blocks; with `last` null the chain must end in a null link there.
-    fn chain(first: *mut u8, last: *mut u8, count: u32) -> Vec<*mut u8> {
-        let mut out = vec![first];
-        while out.len() < count as usize {
-            // SAFETY: the chain's blocks are free blocks linked through their first word.
-            out.push(unsafe { out[out.len() - 1].cast::<*mut u8>().read() });
-        }
-        if last.is_null() {
-            // SAFETY: as above.
-            assert!(unsafe { out[out.len() - 1].cast::<*mut u8>().read() }.is_null());
-        } else {
-            assert_eq!(out[out.len() - 1], last);
-        }
-        out
-    }
-
-    #[test]
-    #[cfg_attr(miri, ignore = "mmap")]
-    fn take_chain_takes_a_short_free_list_whole_and_cuts_a_long_one() {
-        ensure_ready();
-        // An arena no other test of this binary uses; a class of 64-byte blocks.
-        let idx = MAX_HEAP_COUNT - 7;
-        let class = crate::class::class_of(64);
-        let blocks: Vec<*mut u8> = (0..40).map(|_| alloc_small(idx, class)).collect();
-        assert!(blocks.iter().all(|p| !p.is_null()));
-        // Ten blocks back: the page's free list holds ten.
-        for &p in &blocks[..10] {
-            // SAFETY: each block is live and freed once.
-            unsafe { free(p, idx) };
-        }
-        // At most 9 taken whole: the list is cut after 3 blocks (no null end yet).
-        let (f, l, k) = take_chain(idx, class, 3, 9, false);
-        assert!(k == 3 && !l.is_null());
-        let cut = chain(f, l, k);
-        // At most 7 taken whole: the 7 left are, in one piece, ending in null.
-        let (f, l, k) = take_chain(idx, class, 3, 7, false);
-        assert!(k == 7 && l.is_null());
-        let whole = chain(f, l, k);
-        let mut got: Vec<_> = cut.iter().chain(&whole).copied().collect();
-        got.sort_unstable();
-        got.dedup();
-        let mut want = blocks[..10].to_vec();
-        want.sort_unstable();
-        assert_eq!(got, want, "the ten freed blocks, each once");
-        // The free list is empty now: the next chain comes from the bump pointer.
-        let (f, l, k) = take_chain(idx, class, 3, 7, false);
-        assert!(k == 3 && !l.is_null() && !blocks.contains(&f));
-        let bumped = chain(f, l, k);
-        for &p in blocks[10..].iter().chain(&got).chain(&bumped) {
-            // SAFETY: every block is live (allocated or taken above) and freed once.
-            unsafe { free(p, idx) };
-        }
-    }
-}

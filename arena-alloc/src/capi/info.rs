@@ -3,8 +3,9 @@
 //! (XML). Nothing here allocates: text is built in a stack buffer and written out in
 //! pieces.
 
-use crate::arena::huge::{self, HugeUsage};
-use crate::{ArenaStats, MAX_HEAP_COUNT, arena_stats, sys};
+use crate::config::MAX_HEAP_COUNT;
+use crate::huge::{self, HugeUsage};
+use crate::{ArenaStats, arena_stats, sys};
 use core::ffi::{c_int, c_void};
 
 /// glibc's `struct mallinfo` (`int` fields; figures above `INT_MAX` saturate).

@@ -263,7 +263,7 @@ pub fn spawn(
 ) -> Result<ChildReport, String> {
     let out = Command::new(exe)
         .env(select::ENV, which.env_value())
-        .env_remove(arena_alloc::HEAP_COUNT_ENV)
+        .env_remove(arena_alloc::tuning::HEAP_COUNT_ENV)
         .args([
             FLAG,
             bench,

@@ -45,7 +45,7 @@ pub const BASELINE: &str = "glibc";
 
 /// Request sizes of the size sweep: the seed loop's range, 1 KiB, 64 KiB, 1 MiB (design
 /// note `arena-alloc.md`), and both sides of arena-alloc's largest size class
-/// ([`arena_alloc::SMALL_MAX`], its mmap threshold).
+/// ([`arena_alloc::tuning::SMALL_MAX`], its mmap threshold).
 pub const SIZES: [usize; 10] = [
     8,
     16,
@@ -54,8 +54,8 @@ pub const SIZES: [usize; 10] = [
     128,
     1024,
     64 << 10,
-    arena_alloc::SMALL_MAX,
-    arena_alloc::SMALL_MAX + 1,
+    arena_alloc::tuning::SMALL_MAX,
+    arena_alloc::tuning::SMALL_MAX + 1,
     1 << 20,
 ];
 
@@ -166,7 +166,7 @@ fn single_threaded(ctx: &mut Ctx<'_>) -> BenchResult {
             expect(OPS * (OPS - 1) / 2),
         )?;
         for size in SIZES {
-            let n = if size > arena_alloc::SMALL_MAX {
+            let n = if size > arena_alloc::tuning::SMALL_MAX {
                 OPS / 10
             } else {
                 OPS

@@ -1,4 +1,4 @@
-//! Blocks above [`crate::SMALL_MAX`]: spans of whole segments carved from regions, reused
+//! Blocks above [`crate::tuning::SMALL_MAX`]: spans of whole segments carved from regions, reused
 //! after they are freed, or (the biggest, and those aligned above a segment) a mapping each.
 //!
 //! ```text
@@ -23,7 +23,7 @@
 //! which stays (state: freed) until `TOMBSTONES` later direct frees have passed, so a
 //! double free in between is caught too.
 
-use crate::arena::{MAX_HEAP_COUNT, ensure_ready, is_ready};
+use crate::config::MAX_HEAP_COUNT;
 use crate::lock::RawLock;
 use crate::page::{
     BLOCK_FREED, BLOCK_LIVE, HUGE_HEADER, KIND_HUGE, MAGIC, NO_REGION, SEGMENT_SIZE, SegmentHeader,
@@ -475,9 +475,6 @@ fn release_segments(ri: usize, seg: *mut u8, n: usize, pre: impl FnOnce(&mut Hug
 /// Allocates a block of `size` bytes aligned to `align` (which no size class serves),
 /// counted as arena `idx`'s; `zeroed`: it must read as zeros. Null when out of memory.
 pub(crate) fn alloc(idx: usize, size: usize, align: usize, zeroed: bool) -> *mut u8 {
-    if !is_ready() {
-        ensure_ready();
-    }
     let (map_align, map_offset, block_offset) = huge_geometry(align);
     let Some(end) = size.checked_add(block_offset) else {
         return ptr::null_mut();
