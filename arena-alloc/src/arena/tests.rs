@@ -354,3 +354,45 @@ fn a_busy_arena_keeps_free_pages_dirty_an_idle_one_lends_them_all() {
     o.lock.unlock();
     assert!(lent.iter().all(|&p| !lent_bit(p)));
 }
+
+#[test]
+#[cfg_attr(miri, ignore = "mmap")]
+fn an_empty_head_is_retired_when_a_full_page_takes_its_place() {
+    // An arena no other test of this binary uses; two blocks per page.
+    let idx = MAX_HEAP_COUNT - 9;
+    let big = class_of(SMALL_MAX);
+    let a = &ARENAS[idx];
+    let blocks: Vec<*mut u8> = (0..4).map(|_| alloc_small(idx, big)).collect();
+    let page_of = |p: *mut u8| page::page_of(page::segment_of(p), p);
+    let (pa, pb) = (page_of(blocks[0]), page_of(blocks[2]));
+    assert!(pa != pb && page_of(blocks[1]) == pa && page_of(blocks[3]) == pb);
+    let before = {
+        let st = a.acquire();
+        let d = st.dirty_free;
+        a.lock.unlock();
+        d
+    };
+    // Page A empties while it heads its list: it stays there.
+    for &p in &blocks[..2] {
+        // SAFETY: live blocks, freed once.
+        unsafe { free(p, idx) };
+    }
+    // Page B gets a free block and takes the head: A must not stay listed below it.
+    // SAFETY: as above.
+    unsafe { free(blocks[2], idx) };
+    let st = a.acquire();
+    assert_eq!(st.classes[big], pb);
+    // SAFETY: the lock is held; `pb` is listed.
+    let next = unsafe { (*pb).next };
+    assert!(next.is_null(), "the empty page stayed listed");
+    // SAFETY: as above; `pa` is a free page now.
+    assert_eq!(unsafe { (*pa).state }, page::PAGE_FREE);
+    assert_eq!(
+        st.dirty_free,
+        before + 1,
+        "the emptied page is a resident free page"
+    );
+    a.lock.unlock();
+    // SAFETY: live block, freed once.
+    unsafe { free(blocks[3], idx) };
+}

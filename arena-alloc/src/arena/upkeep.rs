@@ -60,7 +60,9 @@ pub(super) unsafe fn drain_remote(arena: &Arena, st: &mut ArenaState) {
     unsafe { take_returned(arena, st) };
 }
 
-/// The list upkeep of `free_fixup`, lock kept.
+/// The list upkeep of `free_fixup`, lock kept: a page that was full goes to the head of
+/// its class list (retiring an empty head: only the head of a class list is ever empty),
+/// an empty page that is not the head becomes a free page.
 ///
 /// # Safety
 /// As for `free_fixup`.
@@ -68,6 +70,17 @@ pub(super) unsafe fn fixup_locked(st: &mut ArenaState, page: *mut Page, was_full
     // SAFETY: the lock is held; `class` is fixed while the page is formatted.
     let class = unsafe { (*page).class } as usize;
     if was_full {
+        // The head may be empty (an emptied head stays listed, so that an alloc/free pair
+        // on one block never reformats a page); below the new head it would stay empty and
+        // listed for good, its memory kept from every other class (filling 64 MiB with
+        // 8 KiB blocks, freeing them and filling 64 MiB with 100-byte blocks peaked at
+        // 142 MiB: every page had emptied as head and then been buried).
+        let head = st.classes[class];
+        // SAFETY: the lock is held; listed pages are formatted descriptors.
+        if !head.is_null() && unsafe { (*head).used } == 0 {
+            // SAFETY: the lock is held; `head` is empty and heads class list `class`.
+            unsafe { retire_page(st, head, class) };
+        }
         // SAFETY: the lock is held; a full page is in no list.
         unsafe { page::list_push(&mut st.classes[class], page) };
         // SAFETY: the lock is held.
