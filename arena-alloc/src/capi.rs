@@ -272,7 +272,7 @@ pub extern "C" fn __libc_pvalloc(size: usize) -> *mut c_void {
 }
 
 /// `malloc_trim`: returns the calling thread's cached blocks, then the memory of every
-/// empty page and every free dirty span to the OS (`MADV_DONTNEED`); 1 if any was
+/// empty page and every free resident huge block to the OS (`MADV_DONTNEED`, `munmap`); 1 if any was
 /// released, else 0. `pad` is ignored (nothing is kept at a heap top).
 #[unsafe(no_mangle)]
 pub extern "C" fn malloc_trim(_pad: usize) -> c_int {
@@ -292,8 +292,8 @@ pub const M_ARENA_MAX: c_int = -8;
 
 /// `mallopt`: accepts every `M_*` parameter and returns 1. Honoured: `M_MMAP_THRESHOLD`
 /// (requests of at least that many bytes, above [`crate::tuning::SMALL_MAX`], get a mapping of
-/// their own instead of a span), `M_MMAP_MAX` (0: no such mappings but for requests no
-/// span holds), `M_TRIM_THRESHOLD` (dirty bytes of freed spans always kept for reuse) and
+/// their own instead of an extent), `M_MMAP_MAX` (0: no such mappings but for requests no
+/// extent holds), `M_TRIM_THRESHOLD` (dirty bytes of freed huge blocks always kept) and
 /// `M_ARENA_MAX` (the heap count, 1-128, for later allocations). The others (`M_TOP_PAD`,
 /// `M_PERTURB`, `M_CHECK_ACTION`, `M_ARENA_TEST`, `M_MXFAST`) have no counterpart here.
 #[unsafe(no_mangle)]

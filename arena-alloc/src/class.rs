@@ -64,6 +64,16 @@ pub const fn class_of(size: usize) -> usize {
     }
 }
 
+/// The size class of a block of `size > SMALL_MAX` bytes in the huge heap's large
+/// segments: as below `SMALL_MAX`, four classes per doubling (`size` rounded up to a
+/// multiple of a quarter of the power of two below it), so at most 25% over the request.
+pub const fn large_class_size(size: usize) -> usize {
+    debug_assert!(size > SMALL_MAX);
+    let k = usize::BITS - 1 - (size - 1).leading_zeros();
+    let quarter = 1usize << (k - 2);
+    (size + quarter - 1) & !(quarter - 1)
+}
+
 /// Largest size `class_of_lut` serves: sizes up to here take a table lookup instead of
 /// the arithmetic of [`class_of`] (every class up to it is a multiple of 16).
 pub const LUT_MAX: usize = 1024;
@@ -239,6 +249,20 @@ mod tests {
         assert_eq!(class_for(20 * 1024, 16), Some(class_of(POW2_MAX)));
         assert_eq!(class_for(POW2_MIN, 1), Some(class_of(POW2_MIN)));
         assert_eq!(class_for(POW2_MAX + 1, 1), Some(class_of(POW2_MAX + 1)));
+    }
+
+    #[test]
+    fn large_classes_continue_the_small_ones() {
+        assert_eq!(large_class_size(SMALL_MAX + 1), 160 << 10);
+        assert_eq!(large_class_size(200_000), 224 << 10);
+        assert_eq!(large_class_size(1 << 20), 1 << 20);
+        assert_eq!(large_class_size((1 << 20) + 1), 1280 << 10);
+        let mut size = SMALL_MAX + 1;
+        while size < 64 << 20 {
+            let c = large_class_size(size);
+            assert!(c >= size && c - size < size / 4, "size {size}");
+            size += if cfg!(miri) { 99_991 } else { 997 };
+        }
     }
 
     #[test]

@@ -25,6 +25,8 @@ const PAGE_SHIFT: u32 = PAGE_SIZE.trailing_zeros();
 pub(crate) const MAGIC: u32 = 0x4152_4e41;
 pub(crate) const KIND_SMALL: u32 = 1;
 pub(crate) const KIND_HUGE: u32 = 2;
+/// A large segment of the huge heap: page-granular extents (`crate::huge`).
+pub(crate) const KIND_LARGE: u32 = 3;
 
 /// Page is in the arena's free-page list.
 pub(crate) const PAGE_FREE: u8 = 0;

@@ -7,14 +7,15 @@
 pub use crate::arena::{EMPTY_SEGMENTS_KEPT, LEND_RESERVE};
 pub use crate::class::{
     CLASS_SIZES, LUT_MAX, MIN_BLOCK, NUM_CLASSES, POW2_MAX, POW2_MIN, SMALL_MAX, class_for,
-    class_of, class_size, served_class, worst_case_waste_permille,
+    class_of, class_size, large_class_size, served_class, worst_case_waste_permille,
 };
 pub use crate::config::{
     HARDENED_ENV, HEAP_COUNT_ENV, MAX_HEAP_COUNT, MIN_DEFAULT_HEAP_COUNT, check_heap_count,
     default_heap_count, hardened, parse_hardened, parse_heap_count,
 };
 pub use crate::huge::{
-    MAX_REGIONS, REGION_SEGMENTS, SPAN_MAX_SEGMENTS, SPAN_RETAIN_MIN, SPAN_RETAIN_SHARE,
+    LARGE_EMPTY_KEPT, LARGE_MAX, LARGE_UNIT, MAX_LARGE_SEGMENTS, RETAIN_MIN, RETAIN_PEAK_WINDOW,
+    RETAIN_SHARE, SOLO_CACHE,
 };
 pub use crate::page::{HUGE_HEADER, PAGE_SIZE, PAGES_PER_SEGMENT, SEGMENT_SIZE};
 pub use crate::tcache::{

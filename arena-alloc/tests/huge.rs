@@ -153,7 +153,7 @@ fn every_alignment() {
 /// may serve zeroed requests: those must read as zeros whatever the span held before, and
 /// reused spans must keep what is written into them.
 fn cache_reuse() {
-    let n = 2 * arena_alloc::tuning::SPAN_RETAIN_MIN / (1 << 20) + 4;
+    let n = 2 * arena_alloc::tuning::RETAIN_MIN / (1 << 20) + 4;
     for round in 0..3 {
         let l = Layout::from_size_align(1 << 20, 16).unwrap();
         let blocks: Vec<*mut u8> = (0..n)

@@ -272,6 +272,13 @@ unsafe fn fresh_page(st: &mut ArenaState, class: usize, idx: usize) -> *mut Page
         page = unsafe { free_pages::pick(st.free_pages, class) };
         // SAFETY: the lock is held; `page` is in the free list.
         unsafe { free_pages::take_free_page(st, page) };
+        // SAFETY: the lock is held; the descriptor is this arena's.
+        if unsafe { (*page).dirty } == 0 {
+            // Memory this process has not touched (or gave back): what big blocks freed
+            // and keep resident goes back first, so it serves this page through the OS
+            // instead of adding to the peak.
+            huge::reclaim_for_small(page::PAGE_SIZE);
+        }
     }
     // SAFETY: the lock of the page's holder (arena `idx`) is held.
     unsafe { install_page(st, page, class) };
@@ -594,7 +601,7 @@ pub(crate) unsafe fn usable_size(p: *mut u8) -> usize {
         unsafe { page::block_size(seg, p) }
     } else {
         // SAFETY: `p` is a live huge block with this header.
-        unsafe { huge::usable_size(seg) }
+        unsafe { huge::usable_size(seg, p) }
     }
 }
 

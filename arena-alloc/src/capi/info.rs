@@ -12,8 +12,8 @@ use core::ffi::{c_int, c_void};
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct MallInfo {
-    /// Bytes obtained from the OS other than direct mappings: small segments and the span
-    /// bytes held (live and free dirty).
+    /// Bytes obtained from the OS other than live direct mappings: small and large
+    /// segments, and freed mappings kept for reuse.
     pub arena: c_int,
     /// Free chunks (no counterpart: 0).
     pub ordblks: c_int,
@@ -31,7 +31,8 @@ pub struct MallInfo {
     pub uordblks: c_int,
     /// `arena - uordblks`.
     pub fordblks: c_int,
-    /// Bytes `malloc_trim` could release at once: dirty free spans.
+    /// Bytes `malloc_trim` could release at once: free resident extent units and freed
+    /// mappings kept for reuse.
     pub keepcost: c_int,
 }
 
@@ -84,8 +85,7 @@ fn snapshot() -> Snapshot {
 }
 
 fn info2(s: &Snapshot) -> MallInfo2 {
-    let spans = s.huge.live_bytes - s.huge.direct_bytes;
-    let arena = s.total.segment_bytes + spans + s.huge.free_dirty;
+    let arena = s.total.segment_bytes + s.huge.segment_bytes + s.huge.cached_bytes;
     let uord = s.total.bytes_in_use.saturating_sub(s.huge.direct_bytes);
     MallInfo2 {
         arena,
@@ -225,10 +225,7 @@ pub extern "C" fn malloc_stats() {
     o.row("in use bytes", (m.uordblks + m.hblkhd) as u64);
     o.row("mmap regions", m.hblks as u64);
     o.row("mmap bytes", m.hblkhd as u64);
-    o.row(
-        "span regions",
-        (s.huge.region_bytes / huge::REGION_BYTES) as u64,
-    );
+    o.row("large segments", s.huge.segments as u64);
     o.row("free dirty bytes", s.huge.free_dirty as u64);
     o.flush();
 }
@@ -284,7 +281,7 @@ pub unsafe extern "C" fn malloc_info(options: c_int, fp: *mut libc::FILE) -> c_i
         .s("\" size=\"")
         .n(m.hblkhd as u64)
         .s("\"/>\n");
-    o.s("<total type=\"spans\" size=\"")
+    o.s("<total type=\"large\" size=\"")
         .n((s.huge.live_bytes - s.huge.direct_bytes) as u64)
         .s("\" free_dirty=\"")
         .n(s.huge.free_dirty as u64)
@@ -293,7 +290,7 @@ pub unsafe extern "C" fn malloc_info(options: c_int, fp: *mut libc::FILE) -> c_i
         .n((m.arena + m.hblkhd) as u64)
         .s("\"/>\n");
     o.s("<aspace type=\"total\" size=\"")
-        .n((s.total.segment_bytes + s.huge.region_bytes + m.hblkhd) as u64)
+        .n((s.total.segment_bytes + s.huge.segment_bytes + s.huge.cached_bytes + m.hblkhd) as u64)
         .s("\"/>\n");
     o.s("</malloc>\n");
     o.flush();

@@ -176,6 +176,26 @@ pub(crate) unsafe fn remap_aligned(
     target
 }
 
+/// Moves the pages of `[p, p + len)` (part or all of one mapping; page tables, no copy) to
+/// `[to, to + len)`, which must be a mapping of the caller's (it is replaced); `false`
+/// (nothing moved) on failure.
+///
+/// # Safety
+/// Both ranges are the caller's, whole OS pages; nothing refers to `[p, p + len)` after.
+pub(crate) unsafe fn remap_fixed(p: *mut u8, len: usize, to: *mut u8) -> bool {
+    // SAFETY: forwarded from the caller.
+    let r = unsafe {
+        libc::mremap(
+            p.cast(),
+            len,
+            len,
+            libc::MREMAP_MAYMOVE | libc::MREMAP_FIXED,
+            to.cast::<libc::c_void>(),
+        )
+    };
+    r != libc::MAP_FAILED
+}
+
 /// Blocks while `*word == expected` (spurious wake-ups allowed).
 pub(crate) fn futex_wait(word: *const u32, expected: u32) {
     // SAFETY: FUTEX_WAIT only reads the word; `word` points to a live AtomicU32.
