@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <malloc.h>
 
 int main(int argc, char **argv) {
     const char *c = argc > 1 ? argv[1] : "";
@@ -33,11 +34,22 @@ int main(int argc, char **argv) {
            block started */
         char *p = malloc(10 * 1024);
         free(p + 10 * 1024);
-    } else if (!strcmp(c, "medium-double")) { /* caught in the hardened mode */
+    } else if (!strncmp(c, "double-", 7)) {
+        /* double-<how>-<size>: a double free of a block of <size> bytes, at once ("now"),
+           after another block of its size was freed ("later"), or after the thread's cache
+           went back to the arenas ("flushed": malloc_trim does that first) */
+        const char *how = c + 7, *dash = strrchr(c, '-');
+        size_t size = strtoul(dash + 1, NULL, 10);
+        char *p = malloc(size);
+        free(p);
+        if (!strncmp(how, "later", 5)) free(malloc(size));
+        else if (!strncmp(how, "flushed", 7)) malloc_trim(0);
+        free(p);
+    } else if (!strcmp(c, "medium-double")) {
         char *p = malloc(20 * 1024);
         free(p);
         free(p);
-    } else if (!strcmp(c, "small-double")) { /* caught in the hardened mode */
+    } else if (!strcmp(c, "small-double")) {
         char *p = malloc(64);
         free(p);
         free(p);

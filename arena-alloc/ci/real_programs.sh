@@ -4,7 +4,8 @@
 #   python3: a thread pool building and sorting lists of strings and dicts
 #   git:     init, add and commit 400 files, log
 #   gcc:     compile and run a small C program
-#   misuse:  double and interior frees must abort with a message (ci/misuse.c)
+#   misuse:  double and interior frees must abort with a message (ci/misuse.c), a double
+#            free at every size class in three ways
 #   capi_test: every exported function (glibc's __libc_* names, mallinfo2, mallopt,
 #              malloc_trim, malloc_stats, malloc_info, C23 free_sized), alignment and
 #              errno cases, threads, fork
@@ -147,12 +148,31 @@ misuse() { # HARDENED CASE
         echo "misuse $2 (hardened=$1): NOT CAUGHT (exit $rc): $err"; FAIL=1
     fi
 }
-for c in huge-double huge-interior direct-double small-interior-64 small-interior-48 small-interior-2k medium-interior-10k; do
+for c in huge-double huge-interior direct-double small-interior-64 small-interior-48 small-interior-2k medium-interior-10k small-double medium-double; do
     misuse 0 "$c"
     misuse 1 "$c"
 done
-misuse 1 small-double
-misuse 1 medium-double
+# A double free at every size class (16 B to 128 KiB: 16-byte steps to 128, then four
+# classes per doubling), and of large extents and mappings, in three ways; each must abort
+# with "double free detected" and the address.
+sizes=""
+for s in 16 32 48 64 80 96 112 128; do sizes="$sizes $s"; done
+for k in $(seq 7 16); do for q in 5 6 7 8; do sizes="$sizes $(( (1 << k) * q / 4 ))"; done; done
+sizes="$sizes 131073 1310720 1310721"
+caught=0 total=0
+for s in $sizes; do
+    for how in now later flushed; do
+        total=$((total + 1))
+        rc=0
+        err=$(ARENA_ALLOC_HARDENED=0 LD_PRELOAD="$LIB" "$WORK/misuse" "double-$how-$s" 2>&1 >/dev/null) || rc=$?
+        if [ "$rc" = 134 ] && [[ "$err" == *"arena-alloc: free(): double free detected (0x"* ]]; then
+            caught=$((caught + 1))
+        else
+            echo "double free of $s bytes ($how): NOT CAUGHT (exit $rc): $err"; FAIL=1
+        fi
+    done
+done
+echo "double free at every class ($(echo $sizes | wc -w) sizes x 3 ways): $caught of $total aborted"
 for h in 0 1; do
     ARENA_ALLOC_HARDENED=$h LD_PRELOAD="$LIB" "$WORK/misuse" valid >/dev/null \
         || { echo "misuse valid (hardened=$h) FAILED"; FAIL=1; }

@@ -199,6 +199,11 @@ impl ArenaAlloc {
     unsafe fn free(&self, ptr: *mut u8) {
         // SAFETY: the caller passes a live block of ours.
         if let Some((owner, class)) = unsafe { arena::small_owner_class(ptr) } {
+            // SAFETY: `ptr` is a small block being freed, at least 16 bytes.
+            if unsafe { tcache::tag_free(ptr) } {
+                // SAFETY: as above.
+                return unsafe { self.free_marked(ptr, owner, class) };
+            }
             // SAFETY: `ptr` is a live small block of `class`; on `true` the cache keeps it.
             if unsafe { tcache::cache_push(ptr, owner, class) } {
                 return;
@@ -208,6 +213,31 @@ impl ArenaAlloc {
         }
         // SAFETY: forwarded from the caller.
         unsafe { self.free_to_arena(ptr) }
+    }
+
+    /// `free` of a small block that already carries the free tag (`tcache::tag_free`): a
+    /// double free when the block is in this thread's cache or on its page's lists (free
+    /// list, pending remote frees), and then the process aborts; otherwise its data
+    /// matched the tag by chance, and it is freed as usual. A block in another thread's
+    /// cache is not found (as in glibc, whose tcache key is checked against the freeing
+    /// thread's cache only).
+    ///
+    /// # Safety
+    /// `ptr` is a small block of `class` owned by arena `owner` that the caller frees.
+    #[cold]
+    #[inline(never)]
+    unsafe extern "C" fn free_marked(&self, ptr: *mut u8, owner: usize, class: usize) {
+        if tcache::holds(ptr, class) || arena::holds_free(ptr) {
+            huge::invalid_free("free(): double free detected", ptr);
+        }
+        // SAFETY: forwarded from the caller.
+        unsafe { tcache::retag_free(ptr) };
+        // SAFETY: as above; on `true` the cache keeps it.
+        if unsafe { tcache::cache_push(ptr, owner, class) } {
+            return;
+        }
+        // SAFETY: as above.
+        unsafe { self.free_small_miss(ptr, owner, class) }
     }
 
     /// `free` of a small block the cache did not simply park.
@@ -304,5 +334,42 @@ unsafe impl GlobalAlloc for ArenaAlloc {
         // SAFETY: the caller passes a live block aligned to `layout.align()` and a non-zero
         // `new_size` that does not overflow when rounded to the alignment.
         unsafe { self.reallocate(ptr, layout.size(), new_size, layout.align()) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A live block whose second word equals the free tag by chance (the search finds it
+    /// in no free list) is freed as usual, and the blocks stay distinct.
+    #[test]
+    #[cfg_attr(miri, ignore = "mmap")]
+    fn a_block_whose_data_equal_the_free_tag_is_freed_as_usual() {
+        let a = ArenaAlloc::new();
+        let l = Layout::from_size_align(64, 16).unwrap();
+        // SAFETY: non-zero size; the block is freed once below.
+        let p = unsafe { a.alloc(l) };
+        assert!(!p.is_null());
+        let tag = tcache::FREE_TAG;
+        // SAFETY: `p` is a live block of 64 bytes.
+        unsafe { p.wrapping_add(8).cast::<u64>().write(tag) };
+        // SAFETY: `p` is live and freed once: a false alarm, not a double free.
+        unsafe { a.dealloc(p, l) };
+        // SAFETY: non-zero size.
+        let q = unsafe { a.alloc(l) };
+        // SAFETY: as above.
+        let r = unsafe { a.alloc(l) };
+        assert!(!q.is_null() && !r.is_null() && q != r);
+        assert_eq!(
+            q, p,
+            "the block went to this thread's bin, tag cleared on the way out"
+        );
+        // SAFETY: `q` is live and was handed out: its second word is no longer the tag.
+        assert_ne!(unsafe { q.wrapping_add(8).cast::<u64>().read() }, tag);
+        // SAFETY: live blocks, freed once.
+        unsafe { a.dealloc(q, l) };
+        // SAFETY: as above.
+        unsafe { a.dealloc(r, l) };
     }
 }

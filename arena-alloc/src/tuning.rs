@@ -19,7 +19,7 @@ pub use crate::huge::{
 };
 pub use crate::page::{HUGE_HEADER, PAGE_SIZE, PAGES_PER_SEGMENT, SEGMENT_SIZE};
 pub use crate::tcache::{
-    CACHE_BIN_BYTES, CACHE_BLOCKS, CACHE_MIN_BLOCKS, CACHED_CLASSES, REFILL_BYTES,
+    CACHE_BIN_BYTES, CACHE_BLOCKS, CACHE_MIN_BLOCKS, CACHED_CLASSES, FREE_TAG, REFILL_BYTES,
     REMOTE_BATCH_BYTES, bin_capacity, refill_count, remote_batch,
 };
 

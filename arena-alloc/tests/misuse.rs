@@ -1,11 +1,15 @@
 //! Misuse of `free` with `ArenaAlloc` as the global allocator: each case runs in a child
 //! process (this binary, re-run with the case named in the environment), which must die
 //! of `SIGABRT` after one line on stderr, never hand out overlapping blocks and never
-//! segfault. The small-block double free is caught in the hardened mode
-//! (`ARENA_ALLOC_HARDENED=1`); the other cases in the default mode too.
+//! segfault. Every case is caught in the default mode and in the hardened mode
+//! (`ARENA_ALLOC_HARDENED=1`); a double free at every size class, in three ways: at once,
+//! after another block of its class was freed, and after the thread's cache went back to
+//! the arenas (the block is on its page's free list then).
 
-use arena_alloc::ArenaAlloc;
-use arena_alloc::tuning::{HARDENED_ENV, SEGMENT_SIZE, SMALL_MAX};
+use arena_alloc::tuning::{
+    CLASS_SIZES, HARDENED_ENV, LARGE_MAX, NUM_CLASSES, SEGMENT_SIZE, SMALL_MAX,
+};
+use arena_alloc::{ArenaAlloc, flush_thread_cache};
 use std::alloc::{GlobalAlloc, Layout};
 use std::process::Command;
 
@@ -24,9 +28,9 @@ const CASES: [(&str, bool, &str); 10] = [
     ("small-interior-64", false, "not the start of a block"),
     ("small-interior-48", false, "not the start of a block"),
     ("small-interior-1k", false, "not the start of a block"),
-    ("small-double", true, "double free detected (small block)"),
+    ("small-double", false, "double free detected"),
     ("medium-interior-10k", false, "not the start of a block"),
-    ("medium-double", true, "double free detected (small block)"),
+    ("medium-double", false, "double free detected"),
 ];
 
 fn layout(size: usize) -> Layout {
@@ -91,7 +95,23 @@ fn misuse(case: &str) {
             }
             return;
         }
-        other => panic!("unknown case {other}"),
+        other => {
+            // "double-<how>-<size>": a double free of a block of `size` bytes.
+            let (how, size) = other
+                .strip_prefix("double-")
+                .and_then(|r| r.rsplit_once('-'))
+                .unwrap_or_else(|| panic!("unknown case {other}"));
+            let size: usize = size.parse().unwrap();
+            let p = alloc(size);
+            free(p, size);
+            match how {
+                "now" => {}
+                "later" => free(alloc(size), size),
+                "flushed" => flush_thread_cache(),
+                _ => panic!("unknown case {other}"),
+            }
+            free(p, size);
+        }
     }
     // Reached only if the misuse was accepted: show the damage it does.
     let a = alloc(64);
@@ -125,6 +145,34 @@ fn main() {
             assert!(
                 stderr.contains("arena-alloc: ") && stderr.contains(expect),
                 "{case} (hardened={mode}): stderr {stderr:?}"
+            );
+        }
+    }
+    // A double free of a block of every size class, and of the extents and mappings above
+    // them, in three ways.
+    let sizes = CLASS_SIZES[..NUM_CLASSES]
+        .iter()
+        .map(|&s| s as usize)
+        .chain([SMALL_MAX + 1, LARGE_MAX, LARGE_MAX + 1]);
+    for size in sizes {
+        for how in ["now", "later", "flushed"] {
+            let case = format!("double-{how}-{size}");
+            let out = Command::new(std::env::current_exe().unwrap())
+                .env(CASE, &case)
+                .env(HARDENED_ENV, "0")
+                .output()
+                .unwrap();
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(
+                out.status.signal(),
+                Some(libc::SIGABRT),
+                "{case}: {:?}, stdout {:?}, stderr {stderr:?}",
+                out.status,
+                String::from_utf8_lossy(&out.stdout),
+            );
+            assert!(
+                stderr.contains("arena-alloc: free(): double free detected (0x"),
+                "{case}: stderr {stderr:?}"
             );
         }
     }

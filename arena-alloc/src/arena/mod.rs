@@ -322,6 +322,10 @@ pub(crate) unsafe fn free(p: *mut u8, current: usize) {
     let page = page::page_of(seg, p);
     // SAFETY: `p` is live or points into a live block of this formatted page.
     if !unsafe { page::is_block_start(page, p) } {
+        // SAFETY: as above (a free page's magic is 0: no block of it is live).
+        if unsafe { (*page).div_magic } == 0 {
+            huge::invalid_free("free(): double free detected", p);
+        }
         huge::invalid_free("free(): invalid pointer (not the start of a block)", p);
     }
     // SAFETY: as above; `holder` is fixed while a block of the page is live.
@@ -587,6 +591,34 @@ pub(crate) unsafe fn small_owner_class(p: *mut u8) -> Option<(usize, usize)> {
     // SAFETY: as above, for `holder`.
     let owner = unsafe { (*page).holder } as usize;
     Some((owner, class))
+}
+
+/// Whether small block `p` (the start of a block of its page) is free: on its page's free
+/// list, or pending there from another thread (drained first), or its page is free
+/// altogether. For `free` of a block that carries the free mark.
+pub(crate) fn holds_free(p: *mut u8) -> bool {
+    let page = page::page_of(page::segment_of(p), p);
+    loop {
+        // SAFETY: the segment is mapped (the caller's block lies in it); `holder` is read
+        // again under the lock below, where it cannot change.
+        let holder = usize::from(unsafe { (*page).holder });
+        let a = arena(holder);
+        let st = a.acquire();
+        // SAFETY: the lock is held.
+        unsafe { drain_remote(a, st) };
+        // SAFETY: as above.
+        if usize::from(unsafe { (*page).holder }) != holder {
+            // Lent or given back meanwhile (only a free page moves): look again.
+            a.lock.unlock();
+            continue;
+        }
+        // SAFETY: the lock of the page's holder is held.
+        let found = unsafe { (*page).state } == page::PAGE_FREE
+            // SAFETY: as above; the page is formatted.
+            || unsafe { page::free_list_holds(page, p) };
+        a.lock.unlock();
+        return found;
+    }
 }
 
 /// Usable bytes of live block `p`.

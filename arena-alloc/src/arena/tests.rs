@@ -201,7 +201,7 @@ fn a_page_that_changes_class_gives_back_what_the_old_one_touched_and_pick_prefer
     // SAFETY: as above.
     let far_byte = unsafe { far.read_volatile() };
     assert_eq!(far_byte, 0, "the other class's bytes were released");
-    let near = page_start.wrapping_add(8);
+    let near = page_start.wrapping_add(24);
     // SAFETY: as above.
     assert_eq!(unsafe { near.read_volatile() }, 0xa5);
     // A page that last held `big` is picked for `big` even below a page of another

@@ -112,6 +112,12 @@ pub(super) unsafe fn retire_page(st: &mut ArenaState, page: *mut Page, class: us
 pub(super) unsafe fn free_page(st: &mut ArenaState, page: *mut Page) {
     // SAFETY: the lock is held.
     unsafe { (*page).state = PAGE_FREE };
+    // No offset is a block start of a free page (`page::is_block_start`): a late free of
+    // one of its blocks (a double free whose tag a decommit erased) leaves `free`'s fast
+    // path and is reported.
+    // SAFETY: the lock is held; no block of the page is live, so nobody reads it but such
+    // a misuse.
+    unsafe { (*page).div_magic = 0 };
     // SAFETY: the lock (the page's holder's) is held; the page is free.
     unsafe { page::release_page(page) };
     let seg = page::segment_of_page(page);
