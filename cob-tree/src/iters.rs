@@ -1,4 +1,4 @@
-//! The public iterators: each wraps the inline path's word iterator (`crate::iter`) or the
+//! The public iterators: each wraps the inline path's word iterator (`crate::pma::iter`) or the
 //! boxed path's (`crate::boxed::iter`), picked by the map's storage.
 
 use crate::pma::inl::{Inl, Look, LookRange};
@@ -26,7 +26,7 @@ pub struct Range<'a, Q: ?Sized, R, K: Ord + 'static, V: 'static>(RangeRepr<'a, Q
 
 /// The core's iterator over one inline variant's map.
 type Words<'a, Q, R, K, V, const A: usize, const B: usize> =
-    crate::iter::Range<'a, Look<Q>, LookRange<R>, Inl<K, A>, Inl<V, B>>;
+    crate::pma::iter::Range<'a, Look<Q>, LookRange<R>, Inl<K, A>, Inl<V, B>>;
 
 enum RangeRepr<'a, Q: ?Sized, R, K: Ord + 'static, V: 'static> {
     I11(Words<'a, Q, R, K, V, 1, 1>),
@@ -47,10 +47,10 @@ where
         let range = LookRange(range);
         // The map's variant is `Kind::of::<K, V>()`'s, so this one is too.
         Range(match t.repr() {
-            Repr::I11(m) => RangeRepr::I11(crate::iter::Range::new(m, range)),
-            Repr::I12(m) => RangeRepr::I12(crate::iter::Range::new(m, range)),
-            Repr::I21(m) => RangeRepr::I21(crate::iter::Range::new(m, range)),
-            Repr::I22(m) => RangeRepr::I22(crate::iter::Range::new(m, range)),
+            Repr::I11(m) => RangeRepr::I11(crate::pma::iter::Range::new(m, range)),
+            Repr::I12(m) => RangeRepr::I12(crate::pma::iter::Range::new(m, range)),
+            Repr::I21(m) => RangeRepr::I21(crate::pma::iter::Range::new(m, range)),
+            Repr::I22(m) => RangeRepr::I22(crate::pma::iter::Range::new(m, range)),
             Repr::Boxed(b) => RangeRepr::Boxed(crate::boxed::iter::Range::new(b, range.0)),
         })
     }
@@ -144,17 +144,17 @@ forward!(Values, V, |e| e.1);
 pub struct IntoIter<K: Ord + 'static, V: 'static>(IntoRepr<K, V>);
 
 enum IntoRepr<K: Ord + 'static, V: 'static> {
-    I11(crate::iter::IntoIter<Inl<K, 1>, Inl<V, 1>>),
-    I12(crate::iter::IntoIter<Inl<K, 1>, Inl<V, 2>>),
-    I21(crate::iter::IntoIter<Inl<K, 2>, Inl<V, 1>>),
-    I22(crate::iter::IntoIter<Inl<K, 2>, Inl<V, 2>>),
+    I11(crate::pma::iter::IntoIter<Inl<K, 1>, Inl<V, 1>>),
+    I12(crate::pma::iter::IntoIter<Inl<K, 1>, Inl<V, 2>>),
+    I21(crate::pma::iter::IntoIter<Inl<K, 2>, Inl<V, 1>>),
+    I22(crate::pma::iter::IntoIter<Inl<K, 2>, Inl<V, 2>>),
     Boxed(std::vec::IntoIter<(K, V)>),
 }
 
 impl<K: Ord + Clone + 'static, V: Clone + 'static> IntoIter<K, V> {
     pub(crate) fn new(t: CobTree<K, V>) -> Self {
         let len = t.len();
-        use crate::iter::IntoIter as Words;
+        use crate::pma::iter::IntoIter as Words;
         IntoIter(match t.into_repr() {
             Repr::I11(mut m) => IntoRepr::I11(Words::new(m.take_array(), len)),
             Repr::I12(mut m) => IntoRepr::I12(Words::new(m.take_array(), len)),

@@ -9,9 +9,8 @@
 pub mod _tutorial;
 
 mod boxed;
-mod iter;
+mod entries;
 mod iters;
-mod key;
 mod pinned;
 mod pma;
 #[cfg(feature = "serde")]
@@ -19,10 +18,10 @@ mod serde_impls;
 mod sync;
 mod traits;
 
+pub use entries::slab::FIRST_CHUNK;
 pub use iters::{IntoIter, IntoKeys, IntoValues, Iter, Keys, Range, Values};
-pub use key::MAX_POD_BYTES;
 pub use pinned::{Entry, Pinned, PinnedRange};
-pub use pma::slab::FIRST_CHUNK;
+pub use pma::key::MAX_POD_BYTES;
 pub use pma::{
     CACHE_LINE, FINE_GROWTH_BYTES, KEPT_ARRAY_BYTES, LEAF_BYTES, LOWER_ROOT, MAX_LEAF_CAPACITY,
     MIN_LEAF_CAPACITY, UPPER_ROOT, WIDE_LEAF_FACTOR,

@@ -9,8 +9,8 @@
 //! outside the range; they are cut to the range by binary search.
 
 use super::{BoxMap, in_bounds};
-use crate::pma::buckets::Cursor;
-use crate::pma::slab::Node;
+use crate::entries::buckets::Cursor;
+use crate::entries::slab::Node;
 use crate::pma::{Guard, pin};
 use core::borrow::Borrow;
 use core::cmp::Ordering as Cmp;

@@ -10,7 +10,7 @@
 //! user's prefix function), so a lookup searches only words until it reaches its bucket; the
 //! bucket's node holds the full entries. Every change to a bucket happens with the core
 //! leaf that owns its prefix locked (inside the core's `upsert`/`edit`
-//! closures, see `crate::pma::buckets`), so writes of one prefix are serialised; a writer
+//! closures, see `crate::entries::buckets`), so writes of one prefix are serialised; a writer
 //! builds a new node (cloning the entries it keeps), writes its cell into the core and
 //! retires the old one, and a bucket is emptied and its prefix removed in one step. Readers
 //! pin, read the cell from the core and read the node: no lock, no shared write, no wait.
@@ -18,10 +18,10 @@
 pub(crate) mod iter;
 pub(crate) mod prefix;
 
+use crate::entries::buckets::Buckets;
+use crate::entries::slab::Node;
 use crate::pma::Edit;
-use crate::pma::buckets::Buckets;
 use crate::pma::inl::cast_ref;
-use crate::pma::slab::Node;
 use crate::pma::{Guard, pin};
 use crate::sync::{AtomicU64, Ordering};
 use core::borrow::Borrow;

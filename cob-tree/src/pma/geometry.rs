@@ -2,8 +2,8 @@
 //! and the density bounds that decide when a window is rebalanced or the array resized.
 //! Pure functions of sizes; nothing here touches an array.
 
+use super::key::Pod;
 use super::{FENCES, WORDS_PER_LINE};
-use crate::key::Pod;
 
 /// The target size of one leaf in bytes (header + keys + values, before rounding up to whole
 /// cache lines): sixteen cache lines, 62 `u64 -> u64` elements. Measured against 512 and

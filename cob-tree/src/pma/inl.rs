@@ -293,7 +293,7 @@ impl<Q: ?Sized + Ord> Ord for Look<Q> {
     }
 }
 
-impl<T: core::borrow::Borrow<Q> + 'static, Q: ?Sized, const W: usize> crate::key::Borrow<Look<Q>>
+impl<T: core::borrow::Borrow<Q> + 'static, Q: ?Sized, const W: usize> super::key::Borrow<Look<Q>>
     for Inl<T, W>
 {
     #[cfg_attr(debug_assertions, inline)]
@@ -303,7 +303,7 @@ impl<T: core::borrow::Borrow<Q> + 'static, Q: ?Sized, const W: usize> crate::key
     }
 }
 
-impl<T, const W: usize> crate::key::Borrow<Inl<T, W>> for Inl<T, W> {
+impl<T, const W: usize> super::key::Borrow<Inl<T, W>> for Inl<T, W> {
     #[cfg_attr(debug_assertions, inline)]
     #[cfg_attr(not(debug_assertions), inline(always))]
     fn borrow(&self) -> &Inl<T, W> {

@@ -3,11 +3,11 @@
 //! (`get`, the in-leaf writes) go through it instead of recomputing the leaf's offset and
 //! checking bounds at every field.
 
+use super::key::Borrow;
+use super::key::{Key, Pod};
 use super::{
     COUNT_MASK, FENCES, HI_INF, LO_NEG_INF, META, Pma, VERSION, load, search, shift_down, shift_up,
 };
-use crate::key::Borrow;
-use crate::key::{Key, Pod};
 use crate::sync::{AtomicU64, Ordering};
 use core::cmp::Ordering as Cmp;
 use core::marker::PhantomData;

@@ -10,13 +10,13 @@
 //! them: readers go on reading the old array until the new one is published; writers that
 //! reach a frozen leaf wait for the new array.
 
+use super::key::Borrow;
+use super::key::{Key, Pod};
 use super::rebuild::Pack;
 use super::{
     Edit, Geometry, Growth, Guard, Held, LOWER_ROOT, Pma, Root, UPPER_ROOT, Upsert, collect, fits,
     pin,
 };
-use crate::key::Borrow;
-use crate::key::{Key, Pod};
 use crate::sync::{AtomicU64, Mutex, Ordering, lock, spin_wait};
 use core::cmp::Ordering as Cmp;
 use crossbeam_utils::CachePadded;

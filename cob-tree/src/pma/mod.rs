@@ -2,8 +2,8 @@
 //! structural change. Safe code except [`root`] (publishing and reclaiming arrays),
 //! [`hint`] (prefetch, the zeroed lines), [`inl`] (inline values' bytes), `repr`'s
 //! unreachable tag, `leaf`'s unchecked splits and one unchecked load in the leaf search
-//! below, [`slab`] (the boxed path's type-stable cells of epoch-reclaimed nodes) and
-//! [`buckets`] (reading a node through the cell number the core holds).
+//! below. The boxed path's store of entries, which uses this core as its index, is
+//! `crate::entries`.
 //!
 //! # Layout
 //!
@@ -27,17 +27,17 @@
 //! Leaves `>= live_end` are unused tail space (for the append fast path); the index pads
 //! them with `K::MAX`.
 
-pub(crate) mod buckets;
 pub(crate) mod geometry;
 mod hint;
 pub(crate) mod inl;
+pub(crate) mod iter;
+pub(crate) mod key;
 mod leaf;
 pub(crate) mod map;
 mod read;
 pub(crate) mod rebuild;
 pub(crate) mod repr;
 mod root;
-pub(crate) mod slab;
 mod write;
 
 use geometry::leaf_words;
@@ -52,11 +52,11 @@ pub use root::KEPT_ARRAY_BYTES;
 pub(crate) use root::{Guard, Held, Root, collect, pin};
 pub(crate) use write::{Edit, Upsert};
 
-use crate::key::Borrow;
-use crate::key::{Key, Pod};
 use crate::sync::{AtomicU64, AtomicUsize, Ordering, fence};
 use core::cmp::Ordering as Cmp;
 use core::marker::PhantomData;
+use key::Borrow;
+use key::{Key, Pod};
 
 /// Marks the branch that calls it as the unlikely one, so the compiler lays the other out
 /// as the straight path (`core::hint::cold_path` is newer than the crate's MSRV).

@@ -1,10 +1,10 @@
 //! Validated (optimistic) reads of one leaf: version (even) -> fences, count, cells ->
 //! acquire fence -> version again. Readers write nothing shared.
 
+use super::key::Borrow;
+use super::key::{Key, Pod};
 use super::leaf::Leaf;
 use super::{FENCES, FROZEN, HI_INF, LO_NEG_INF, Pma, Probe, VERSION, load, search};
-use crate::key::Borrow;
-use crate::key::{Key, Pod};
 use crate::sync::AtomicU64;
 use crate::sync::{Ordering, fence};
 use core::cmp::Ordering as Cmp;

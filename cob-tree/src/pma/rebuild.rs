@@ -2,8 +2,8 @@
 //! array from a locked one (growth, shrink) or from sorted elements (tests).
 
 use super::geometry::append_fill;
+use super::key::{Key, Pod};
 use super::{FENCES, Geometry, HI_INF, LO_NEG_INF, META, Pma};
-use crate::key::{Key, Pod};
 use crate::sync::{AtomicU64, Ordering};
 
 /// How [`Pma::redistribute`] lays a window out.

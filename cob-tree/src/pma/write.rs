@@ -2,9 +2,9 @@
 //! remove, pop an end, retain, open the next leaf (the append fast path).
 
 use super::geometry::append_fill;
+use super::key::Borrow;
+use super::key::{Key, Pod};
 use super::{FENCES, HI_INF, META, Pma, copy_words};
-use crate::key::Borrow;
-use crate::key::{Key, Pod};
 use crate::sync::Ordering;
 use core::cmp::Ordering as Cmp;
 

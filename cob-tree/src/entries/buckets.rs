@@ -18,17 +18,17 @@
 //! yield an element of a frozen (retiring) array only while that array is still current,
 //! so the same holds for them.
 
-use super::inl::Inl;
-use super::map::Map;
 use super::slab::{Node, Slab, View};
-use super::{Edit, Guard, pin};
+use crate::pma::inl::Inl;
+use crate::pma::map::Map;
+use crate::pma::{Edit, Guard, pin};
 use core::ops::Bound;
 
 /// A prefix or a cell number, as the core stores it.
 type W = Inl<u64, 1>;
 
 /// The core's iterator over the prefixes of a range of them.
-type Prefixes<'a> = crate::iter::Range<'a, W, (Bound<W>, Bound<W>), W, W>;
+type Prefixes<'a> = crate::pma::iter::Range<'a, W, (Bound<W>, Bound<W>), W, W>;
 
 pub(crate) struct Buckets<K, V> {
     index: Map<W, W>,
@@ -66,7 +66,7 @@ impl<K, V> Buckets<K, V> {
     pub(crate) fn cursor(&self, range: (Bound<u64>, Bound<u64>)) -> Cursor<'_, K, V> {
         let b = |b: Bound<u64>| b.map(Inl::new);
         Cursor {
-            prefixes: crate::iter::Range::new(&self.index, (b(range.0), b(range.1))),
+            prefixes: crate::pma::iter::Range::new(&self.index, (b(range.0), b(range.1))),
             slab: &self.slab,
         }
     }
@@ -154,7 +154,7 @@ impl<K, V> Buckets<K, V> {
 
     /// The cells the core names, in prefix order.
     fn cells(&self) -> Vec<u64> {
-        let r = crate::iter::Range::<W, _, W, W>::new(&self.index, ..);
+        let r = crate::pma::iter::Range::<W, _, W, W>::new(&self.index, ..);
         r.map(|(_, c)| c.get()).collect()
     }
 }

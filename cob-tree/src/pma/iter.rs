@@ -1,8 +1,8 @@
 //! The word core's iteration: weakly consistent (both directions), and by value. The
 //! public iterators (`crate::iters`) wrap these for the inline path.
 
-use crate::key::Borrow;
-use crate::key::{Key, Pod};
+use super::key::Borrow;
+use super::key::{Key, Pod};
 use crate::pma::map::Map;
 use crate::pma::{FROZEN, Held, Leaf, Offsets, Pma, Probe, Seek};
 use core::marker::PhantomData;

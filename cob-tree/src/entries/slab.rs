@@ -20,7 +20,7 @@
 
 // The word core's epoch pin: under loom/Miri it protects nothing, since nodes, like arrays,
 // are then freed only when the map drops.
-use super::Guard;
+use crate::pma::Guard;
 use crate::sync::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering, lock_std};
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -451,7 +451,7 @@ impl<K, V> Slab<K, V> {
         // the test and the index).
         let i = (c as i64) >> OFFSET_BITS;
         if i < 0 {
-            super::cold();
+            crate::pma::cold();
             // SAFETY: the caller's contract (the untagged number names the same cell).
             return View::Many(unsafe { self.node(c & !MANY, g) }.entries());
         }
