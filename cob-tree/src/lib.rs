@@ -299,7 +299,7 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> CobTree<K, V> {
          m => m
                         .update(Look::new(k), |v| Inl::new(f(v.as_ref())))
                         .map(|(_, new)| new.get());
-         b => b.update(k, f)
+         b => b.update(k, f, V::clone)
         )
     }
 

@@ -129,6 +129,9 @@ impl<K: Ord + 'static, V: 'static> core::fmt::Debug for Pinned<'_, K, V> {
 /// (weakly consistent, as [`Range`]).
 pub struct PinnedRange<'g, Q: ?Sized, R, K: Ord + 'static, V: 'static>(Walks<'g, Q, R, K, V>);
 
+// The boxed walk holds its tree cursors' paths inline: boxing it would cost an allocation
+// per iteration.
+#[allow(clippy::large_enum_variant)]
 enum Walks<'g, Q: ?Sized, R, K: Ord + 'static, V: 'static> {
     Boxed(Walk<'g, Q, R, K, V>),
     Copies(Range<'g, Q, R, K, V>),

@@ -1,6 +1,8 @@
 //! The boxed path against `BTreeMap`: `String` keys (looked up through `&str`) with many
-//! keys sharing an 8-byte prefix, and a user struct key (no known prefix: one bucket),
-//! `Vec<u8>` values; tiny leaves so the word core over prefixes grows and shrinks.
+//! keys sharing an 8-byte prefix and the empty string, user struct keys and tuples (no
+//! known prefix: one bucket, whose tree holds every key), `Vec<u8>` values (entries in
+//! cells) and plain values with plain keys (entries inline in the trees' leaves); tiny
+//! leaves so the word core over prefixes and the trees grow and shrink.
 
 use cob_tree::{CobTree, MIN_LEAF_CAPACITY};
 use proptest::prelude::*;
@@ -49,25 +51,121 @@ fn op() -> impl Strategy<Value = Op> {
     ]
 }
 
+/// A value type under test, made from a seed.
+trait TestVal: Clone + PartialEq + std::fmt::Debug + 'static {
+    fn make(v: u8) -> Self;
+    /// The value an update makes of it.
+    fn bumped(&self) -> Self;
+    fn len(&self) -> usize;
+    fn first(&self) -> Option<u8>;
+}
+
+impl TestVal for Vec<u8> {
+    fn make(v: u8) -> Self {
+        vec![v; usize::from(v % 5)]
+    }
+    fn bumped(&self) -> Self {
+        let mut v = self.clone();
+        v.push(7);
+        v
+    }
+    fn len(&self) -> usize {
+        <[u8]>::len(self)
+    }
+    fn first(&self) -> Option<u8> {
+        <[u8]>::first(self).copied()
+    }
+}
+
+/// A plain value (no drop): with a plain key, the trees hold entries inline.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Plain(u8, u32);
+
+impl TestVal for Plain {
+    fn make(v: u8) -> Self {
+        Plain(v, u32::from(v % 5))
+    }
+    fn bumped(&self) -> Self {
+        Plain(if self.1 == 0 { 7 } else { self.0 }, self.1 + 1)
+    }
+    fn len(&self) -> usize {
+        self.1 as usize
+    }
+    fn first(&self) -> Option<u8> {
+        (self.1 > 0).then_some(self.0)
+    }
+}
+
 /// A key type under test, made from a seed.
 trait TestKey: Ord + Clone + std::fmt::Debug + 'static {
+    type V: TestVal;
     fn make(s: u16) -> Self;
     /// `t.get` the way a user would (`&str` for `String`).
-    fn get(t: &CobTree<Self, Vec<u8>>, k: &Self) -> Option<Vec<u8>>;
+    fn get(t: &CobTree<Self, Self::V>, k: &Self) -> Option<Self::V> {
+        t.get(k)
+    }
     /// The map under test.
-    fn map(cap: usize) -> CobTree<Self, Vec<u8>> {
+    fn map(cap: usize) -> CobTree<Self, Self::V> {
         CobTree::with_leaf_capacity(cap)
     }
 }
 
 impl TestKey for String {
+    type V = Vec<u8>;
     fn make(s: u16) -> Self {
-        // Groups that share 8-byte prefixes ("abcdefgh", "abcdefghij...") and short keys.
-        const P: [&str; 5] = ["", "a", "abcdefgh", "abcdefghij", "zz"];
-        format!("{}{}", P[usize::from(s % 5)], s / 5)
+        // Groups that share 8-byte prefixes ("abcdefgh", "abcdefghij...", a 26-byte URL
+        // prefix), short keys and the empty string.
+        const P: [&str; 6] = [
+            "",
+            "a",
+            "abcdefgh",
+            "abcdefghij",
+            "zz",
+            "https://example.com/users/",
+        ];
+        match s {
+            0 => String::new(),
+            _ => format!("{}{}", P[usize::from(s % 6)], s / 6),
+        }
     }
     fn get(t: &CobTree<Self, Vec<u8>>, k: &Self) -> Option<Vec<u8>> {
         t.get(k.as_str())
+    }
+}
+
+/// `(u32, u64)` keys, plain values: one bucket (no known prefix), entries inline.
+impl TestKey for (u32, u64) {
+    type V = Plain;
+    fn make(s: u16) -> Self {
+        (
+            u32::from(s % 4),
+            u64::from(s).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 40,
+        )
+    }
+}
+
+/// A derived struct of plain fields, plain values: entries inline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct Tenant {
+    tenant: u32,
+    id: u64,
+}
+
+impl TestKey for Tenant {
+    type V = Plain;
+    fn make(s: u16) -> Self {
+        Tenant {
+            tenant: u32::from(s % 3),
+            id: u64::from(s / 3),
+        }
+    }
+}
+
+/// `(String, u32)` keys: a tuple whose entries live in cells.
+impl TestKey for (String, u32) {
+    type V = Vec<u8>;
+    fn make(s: u16) -> Self {
+        (format!("k{}", s % 7), u32::from(s))
     }
 }
 
@@ -91,11 +189,9 @@ fn user_prefix(k: &Prefixed) -> u64 {
 }
 
 impl TestKey for Prefixed {
+    type V = Vec<u8>;
     fn make(s: u16) -> Self {
         Prefixed(User::make(s))
-    }
-    fn get(t: &CobTree<Self, Vec<u8>>, k: &Self) -> Option<Vec<u8>> {
-        t.get(k)
     }
     fn map(cap: usize) -> CobTree<Self, Vec<u8>> {
         CobTree::with_prefix_and_leaf_capacity(user_prefix, cap)
@@ -103,19 +199,13 @@ impl TestKey for Prefixed {
 }
 
 impl TestKey for User {
+    type V = Vec<u8>;
     fn make(s: u16) -> Self {
         User {
             tag: (s % 3) as u8,
             name: (s / 3).to_string(),
         }
     }
-    fn get(t: &CobTree<Self, Vec<u8>>, k: &Self) -> Option<Vec<u8>> {
-        t.get(k)
-    }
-}
-
-fn val(v: u8) -> Vec<u8> {
-    vec![v; usize::from(v % 5)]
 }
 
 fn bk<K: TestKey>(b: Bound<u16>) -> Bound<K> {
@@ -132,9 +222,10 @@ fn valid<K: Ord>(a: &Bound<K>, b: &Bound<K>) -> bool {
 }
 
 fn run<K: TestKey>(cap: usize, ops: Vec<Op>) {
-    let t: CobTree<K, Vec<u8>> = K::map(cap);
+    let val = K::V::make;
+    let t: CobTree<K, K::V> = K::map(cap);
     assert!(!t.is_inline());
-    let mut m: BTreeMap<K, Vec<u8>> = BTreeMap::new();
+    let mut m: BTreeMap<K, K::V> = BTreeMap::new();
     for op in ops {
         match op {
             Op::Insert(k, v) => {
@@ -227,14 +318,10 @@ fn run<K: TestKey>(cap: usize, ops: Vec<Op>) {
             Op::Update(k) => {
                 let k = K::make(k);
                 let want = m.get_mut(&k).map(|v| {
-                    v.push(7);
+                    *v = v.bumped();
                     v.clone()
                 });
-                let got = t.update(&k, |v| {
-                    let mut v = v.clone();
-                    v.push(7);
-                    v
-                });
+                let got = t.update(&k, |v| v.bumped());
                 assert_eq!(got, want);
             }
             Op::GetOrInsert(k, v) => {
@@ -252,7 +339,7 @@ fn run<K: TestKey>(cap: usize, ops: Vec<Op>) {
                 assert_eq!(t.insert_if(k, val(v), |o| o.len() < 2), want);
             }
             Op::Retain(x) => {
-                let keep = |v: &Vec<u8>| v.first().is_none_or(|b| b % 4 != x % 4);
+                let keep = |v: &K::V| v.first().is_none_or(|b| b % 4 != x % 4);
                 m.retain(|_, v| keep(v));
                 let mut seen = Vec::new();
                 t.retain(|k, v| {
@@ -352,6 +439,21 @@ proptest! {
     #[test]
     fn user_struct_keys_match_btreemap(cap in MIN_LEAF_CAPACITY..9usize, ops in prop::collection::vec(op(), 0..max_ops())) {
         run::<User>(cap, ops);
+    }
+
+    #[test]
+    fn tuple_keys_inline_match_btreemap(cap in MIN_LEAF_CAPACITY..9usize, ops in prop::collection::vec(op(), 0..max_ops())) {
+        run::<(u32, u64)>(cap, ops);
+    }
+
+    #[test]
+    fn plain_struct_keys_inline_match_btreemap(cap in MIN_LEAF_CAPACITY..9usize, ops in prop::collection::vec(op(), 0..max_ops())) {
+        run::<Tenant>(cap, ops);
+    }
+
+    #[test]
+    fn string_tuple_keys_match_btreemap(cap in MIN_LEAF_CAPACITY..9usize, ops in prop::collection::vec(op(), 0..max_ops())) {
+        run::<(String, u32)>(cap, ops);
     }
 
     #[test]

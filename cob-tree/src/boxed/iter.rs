@@ -1,67 +1,39 @@
 //! The boxed path's iterators over the core's (weakly consistent) iterator of prefixes:
-//! [`Walk`] borrows each bucket's entries under an epoch guard (no lock, no clone), and
-//! [`Range`] copies (clones) them out, a batch of buckets per pin.
+//! [`Walk`] borrows the entries under an epoch guard (no lock, no clone), and [`Range`]
+//! copies (clones) them out, a batch per pin.
 //!
 //! Every key present for the whole iteration is yielded once, in order: its prefix is in
-//! the index throughout, so the core yields that prefix once, with the cell of a node
-//! that was current during that call (it holds the key). The two ends take different
-//! prefixes from the one core iterator, so they never overlap. Only the buckets of the bounds' prefixes can hold keys
-//! outside the range; they are cut to the range by binary search.
+//! the index throughout, so the core yields that prefix once, with the cell of a bucket that
+//! was current during that call; a one-entry bucket holds the key, and a tree's walk reads
+//! nodes that were in the tree while pinned, which hold every key present throughout (a
+//! write never moves a key out of a node it leaves in the tree). The two ends take
+//! different prefixes from the one core iterator, so they never overlap; when one end runs
+//! out of prefixes it goes on in the other end's bucket, from its other side, short of the
+//! last key that end yielded. Only the buckets of the bounds' prefixes can hold keys
+//! outside the range; their walks start at the bounds and check the keys.
 
 use super::{BoxMap, in_bounds};
-use crate::entries::buckets::Cursor;
-use crate::entries::slab::Node;
+use crate::entries::buckets::{Bucket, Cursor, Entries, TreeRef};
 use crate::pma::{Guard, pin};
 use core::borrow::Borrow;
 use core::cmp::Ordering as Cmp;
 use core::ops::{Bound, RangeBounds};
 use std::collections::VecDeque;
 
-/// Buckets copied per pin by [`Range`].
+/// Entries cloned per pin by [`Range`].
 const BATCH: usize = 32;
 
-/// What both iterators share: the prefixes and how to read a bucket.
-struct Walker<'a, Q: ?Sized, R, K, V> {
-    /// For the prefixes of the nodes' keys.
-    map: &'a BoxMap<K, V>,
-    prefixes: Cursor<'a, K, V>,
-    cut: Cut<'a, Q, R, K, V>,
-}
-
-/// What [`Cut`] borrows and reads, for its variance only.
-type Bounds<'a, Q, K, V> = fn(&'a Q, &'a (K, V));
-
-/// How a walker reads a bucket: the range and its bounds' prefixes.
+/// What a walk needs of the range: the bounds and their prefixes and words.
 struct Cut<'a, Q: ?Sized, R, K, V> {
+    map: &'a BoxMap<K, V>,
     range: R,
     /// The prefixes of the bounds: only their buckets need cutting to the range.
     lo: Option<u64>,
     hi: Option<u64>,
-    _q: core::marker::PhantomData<Bounds<'a, Q, K, V>>,
+    _q: core::marker::PhantomData<fn(&Q)>,
 }
 
 impl<'a, Q, R, K, V> Cut<'a, Q, R, K, V>
-where
-    Q: ?Sized + Ord + 'static,
-    R: RangeBounds<Q>,
-    K: Ord + Clone + Borrow<Q> + 'static,
-    V: Clone + 'static,
-{
-    /// The entries in the range of node `n` of prefix `p` (`None`: none).
-    #[cfg_attr(debug_assertions, inline)]
-    #[cfg_attr(not(debug_assertions), inline(always))]
-    fn entries<'g>(&self, p: u64, n: &'g Node<K, V>) -> Option<&'g [(K, V)]> {
-        let mut e = n.entries();
-        if Some(p) == self.lo || Some(p) == self.hi {
-            let a = e.partition_point(|(k, _)| in_bounds(k, &self.range) == Cmp::Less);
-            let b = e.partition_point(|(k, _)| in_bounds(k, &self.range) != Cmp::Greater);
-            e = &e[a..b.max(a)];
-        }
-        (!e.is_empty()).then_some(e)
-    }
-}
-
-impl<'a, Q, R, K, V> Walker<'a, Q, R, K, V>
 where
     Q: ?Sized + Ord + 'static,
     R: RangeBounds<Q>,
@@ -79,99 +51,220 @@ where
             Bound::Included(q) | Bound::Excluded(q) => Some(map.prefix_of(q)),
             Bound::Unbounded => None,
         };
-        let b = |p: Option<u64>| p.map_or(Bound::Unbounded, Bound::Included);
-        Walker {
+        Cut {
             map,
-            prefixes: map.buckets.cursor((b(lo), b(hi))),
-            cut: Cut {
-                range,
-                lo,
-                hi,
-                _q: core::marker::PhantomData,
-            },
+            range,
+            lo,
+            hi,
+            _q: core::marker::PhantomData,
         }
     }
 
-    /// The entries in the range of the next bucket from the front; `None` at the end.
-    /// Forced inline: it is the per-bucket step of the view's `next` (an out-of-line
-    /// call here cost `take(n)`, which goes through `next`, about a third more
-    /// instructions per element).
-    #[cfg_attr(debug_assertions, inline)]
-    #[cfg_attr(not(debug_assertions), inline(always))]
-    fn front_bucket<'g>(&mut self, g: &'g Guard) -> Option<&'g [(K, V)]>
-    where
-        'a: 'g,
-    {
-        loop {
-            let (p, n) = self.prefixes.next(false, g)?;
-            // The usual one-entry bucket away from the bounds: its entry, no slice made.
-            if let Some(one) = n.single()
-                && Some(p) != self.cut.lo
-                && Some(p) != self.cut.hi
-            {
-                return Some(core::slice::from_ref(one));
-            }
-            if let Some(e) = self.cut.entries(p, n) {
-                return Some(e);
-            }
-        }
+    /// The prefixes to walk.
+    fn prefixes(&self) -> Cursor<'a, K, V> {
+        let b = |p: Option<u64>| p.map_or(Bound::Unbounded, Bound::Included);
+        self.map.buckets.cursor((b(self.lo), b(self.hi)))
     }
 
-    /// The entries in the range of the next bucket from the front (`back`: from the back);
-    /// `None` at the end.
-    #[inline]
-    fn bucket<'g>(&mut self, back: bool, g: &'g Guard) -> Option<&'g [(K, V)]>
-    where
-        'a: 'g,
-    {
-        if !back {
-            return self.front_bucket(g);
+    /// Where a walk of bucket `p` starts from its front (`back`: its back): at the range's
+    /// bound if the bucket holds that bound's prefix.
+    fn start(&self, p: u64, back: bool) -> Bound<(u64, &Q)> {
+        let (b, bp) = if back {
+            (self.range.end_bound(), self.hi)
+        } else {
+            (self.range.start_bound(), self.lo)
+        };
+        if bp != Some(p) {
+            return Bound::Unbounded;
         }
-        loop {
-            let (p, n) = self.prefixes.next(true, g)?;
-            if let Some(e) = self.cut.entries(p, n) {
-                return Some(e);
-            }
-        }
-    }
-
-    /// Feeds every entry left between the two ends to `f`, in order: the core's internal
-    /// iteration of the prefixes (a tight loop over each leaf's run, every prefix validated
-    /// as `next` validates it), each bucket read as [`Self::bucket`] reads it.
-    #[inline]
-    fn fold<'g, B>(self, g: &'g Guard, init: B, mut f: impl FnMut(B, &'g (K, V)) -> B) -> B
-    where
-        'a: 'g,
-    {
-        let Walker { map, prefixes, cut } = self;
-        if cut.lo.is_none() && cut.hi.is_none() {
-            // No bucket to cut (the whole map): a node's entries are never empty.
-            return prefixes.fold(g, init, f, |n| map.prefix_of::<K>(&n.entries()[0].0));
-        }
-        prefixes.fold_with_prefix(g, init, |acc, p, n| match cut.entries(p, n) {
-            Some(e) => feed(e, acc, &mut f),
-            None => acc,
-        })
+        b.map(|q| (self.map.word_of(q), q))
     }
 }
 
-/// `f` of every entry of `e`, in order; a one-entry bucket (the usual case) without a loop.
-#[cfg_attr(debug_assertions, inline)]
-#[cfg_attr(not(debug_assertions), inline(always))]
-fn feed<'g, K, V, B>(e: &'g [(K, V)], acc: B, f: &mut impl FnMut(B, &'g (K, V)) -> B) -> B {
-    match e {
-        [one] => f(acc, one),
-        _ => e.iter().fold(acc, f),
+/// One bucket as a walk holds it: its entries from both sides, each side short of the last
+/// key the other yielded.
+struct Run<'g, K, V> {
+    p: u64,
+    src: Src<'g, K, V>,
+    /// The bucket holds a bound's prefix: its keys are checked against the range.
+    check: bool,
+    /// The last keys yielded from the front and from the back.
+    lo: Option<&'g K>,
+    hi: Option<&'g K>,
+}
+
+// A tree's cursors hold their paths inline (a few hundred bytes): boxing them would cost an
+// allocation per tree a walk enters.
+#[allow(clippy::large_enum_variant)]
+enum Src<'g, K, V> {
+    /// A one-entry bucket's entry, until either side takes it.
+    One(Option<&'g (K, V)>),
+    Tree {
+        t: TreeRef<'g, K, V>,
+        fwd: Option<Entries<'g, K, V>>,
+        bwd: Option<Entries<'g, K, V>>,
+    },
+}
+
+impl<'g, K: Ord + 'static, V: 'static> Run<'g, K, V> {
+    fn new<Q: ?Sized, R>(p: u64, b: Bucket<'g, K, V>, cut: &Cut<'_, Q, R, K, V>) -> Self {
+        Run {
+            p,
+            src: match b {
+                Bucket::One(e) => Src::One(Some(e)),
+                Bucket::Tree(t) => Src::Tree {
+                    t,
+                    fwd: None,
+                    bwd: None,
+                },
+            },
+            check: Some(p) == cut.lo || Some(p) == cut.hi,
+            lo: None,
+            hi: None,
+        }
+    }
+
+    /// The next entry from the front (`back`: from the back); `None` when this side is done.
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    fn next<Q, R>(&mut self, back: bool, cut: &Cut<'_, Q, R, K, V>) -> Option<&'g (K, V)>
+    where
+        Q: ?Sized + Ord + 'static,
+        R: RangeBounds<Q>,
+        K: Clone + Borrow<Q>,
+        V: Clone,
+    {
+        loop {
+            let e = match &mut self.src {
+                Src::One(e) => e.take()?,
+                Src::Tree { t, fwd, bwd } => {
+                    let c = if back { bwd } else { fwd };
+                    let c = c.get_or_insert_with(|| t.cursor(back, cut.start(self.p, back)));
+                    c.next(back)?
+                }
+            };
+            // The other side's last key ends this side (only in the bucket both ends reach).
+            if back {
+                if self.lo.is_some_and(|l| e.0 <= *l) {
+                    return None;
+                }
+            } else if self.hi.is_some_and(|h| e.0 >= *h) {
+                return None;
+            }
+            if self.check {
+                match (in_bounds(&e.0, &cut.range), back) {
+                    (Cmp::Equal, _) => {}
+                    (Cmp::Less, false) | (Cmp::Greater, true) => continue,
+                    (Cmp::Less, true) | (Cmp::Greater, false) => return None,
+                }
+            }
+            if back {
+                self.hi = Some(&e.0);
+            } else {
+                self.lo = Some(&e.0);
+            }
+            return Some(e);
+        }
+    }
+}
+
+/// A walk of a range's entries under one guard, from both ends.
+struct Walker<'g, Q: ?Sized, R, K, V> {
+    prefixes: Cursor<'g, K, V>,
+    cut: Cut<'g, Q, R, K, V>,
+    front: Option<Run<'g, K, V>>,
+    back: Option<Run<'g, K, V>>,
+    g: &'g Guard,
+}
+
+impl<'g, Q, R, K, V> Walker<'g, Q, R, K, V>
+where
+    Q: ?Sized + Ord + 'static,
+    R: RangeBounds<Q>,
+    K: Ord + Clone + Borrow<Q> + 'static,
+    V: Clone + 'static,
+{
+    fn new(map: &'g BoxMap<K, V>, range: R, g: &'g Guard) -> Self {
+        let cut = Cut::new(map, range);
+        Walker {
+            prefixes: cut.prefixes(),
+            cut,
+            front: None,
+            back: None,
+            g,
+        }
+    }
+
+    /// The next entry from the front (`back`: from the back).
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    fn next(&mut self, back: bool) -> Option<&'g (K, V)> {
+        loop {
+            let run = if back {
+                &mut self.back
+            } else {
+                &mut self.front
+            };
+            if let Some(e) = run.as_mut().and_then(|r| r.next(back, &self.cut)) {
+                return Some(e);
+            }
+            match self.prefixes.next(back, self.g) {
+                Some((p, b)) => *run = Some(Run::new(p, b, &self.cut)),
+                // Out of prefixes: what is left is in the other end's bucket.
+                None => {
+                    let other = if back {
+                        &mut self.front
+                    } else {
+                        &mut self.back
+                    };
+                    return other.as_mut()?.next(back, &self.cut);
+                }
+            }
+        }
+    }
+
+    /// Feeds every entry left between the two ends to `f`, in order: the rest of the front
+    /// bucket, the buckets between in the core's internal iteration (a tight loop over each
+    /// leaf's run of cell numbers), then the back bucket from its front side.
+    #[inline]
+    fn fold<B>(self, init: B, mut f: impl FnMut(B, &'g (K, V)) -> B) -> B {
+        let Walker {
+            prefixes,
+            cut,
+            mut front,
+            mut back,
+            g,
+        } = self;
+        let mut acc = init;
+        if let Some(r) = &mut front {
+            while let Some(e) = r.next(false, &cut) {
+                acc = f(acc, e);
+            }
+        }
+        let map = cut.map;
+        acc = if cut.lo.is_none() && cut.hi.is_none() {
+            // No bucket to cut (the whole map).
+            prefixes.fold(g, acc, &mut f, |k| map.prefix_of::<K>(k))
+        } else {
+            prefixes.fold_buckets(g, acc, |mut acc, p, b| {
+                let mut r = Run::new(p, b, &cut);
+                while let Some(e) = r.next(false, &cut) {
+                    acc = f(acc, e);
+                }
+                acc
+            })
+        };
+        if let Some(r) = &mut back {
+            while let Some(e) = r.next(false, &cut) {
+                acc = f(acc, e);
+            }
+        }
+        acc
     }
 }
 
 /// The borrowing iterator: entries by reference, valid while the guard lives.
-pub(crate) struct Walk<'g, Q: ?Sized, R, K, V> {
-    walker: Walker<'g, Q, R, K, V>,
-    guard: &'g Guard,
-    front: core::slice::Iter<'g, (K, V)>,
-    back: core::slice::Iter<'g, (K, V)>,
-}
+pub(crate) struct Walk<'g, Q: ?Sized, R, K, V>(Walker<'g, Q, R, K, V>);
 
 impl<'g, Q, R, K, V> Walk<'g, Q, R, K, V>
 where
@@ -181,12 +274,7 @@ where
     V: Clone + 'static,
 {
     pub(crate) fn new(map: &'g BoxMap<K, V>, range: R, guard: &'g Guard) -> Self {
-        Walk {
-            walker: Walker::new(map, range),
-            guard,
-            front: [].iter(),
-            back: [].iter(),
-        }
+        Walk(Walker::new(map, range, guard))
     }
 }
 
@@ -201,31 +289,12 @@ where
 
     #[inline]
     fn next(&mut self) -> Option<&'g (K, V)> {
-        if let Some(e) = self.front.next() {
-            return Some(e);
-        }
-        loop {
-            match self.walker.front_bucket(self.guard) {
-                // The usual one-entry bucket is handed out without becoming `front`.
-                Some([one]) => return Some(one),
-                Some(e) => {
-                    self.front = e.iter();
-                    if let Some(e) = self.front.next() {
-                        return Some(e);
-                    }
-                }
-                None => return self.back.next(),
-            }
-        }
+        self.0.next(false)
     }
 
-    /// The front bucket's rest, then the buckets between the ends in one internal
-    /// iteration of the core (no per-element refill test), then the back bucket's rest.
     #[inline]
-    fn fold<B, F: FnMut(B, &'g (K, V)) -> B>(self, init: B, mut f: F) -> B {
-        let acc = self.front.fold(init, &mut f);
-        let acc = self.walker.fold(self.guard, acc, &mut f);
-        self.back.fold(acc, f)
+    fn fold<B, F: FnMut(B, &'g (K, V)) -> B>(self, init: B, f: F) -> B {
+        self.0.fold(init, f)
     }
 }
 
@@ -237,24 +306,23 @@ where
     V: Clone + 'static,
 {
     fn next_back(&mut self) -> Option<&'g (K, V)> {
-        loop {
-            if let Some(e) = self.back.next_back() {
-                return Some(e);
-            }
-            match self.walker.bucket(true, self.guard) {
-                Some(e) => self.back = e.iter(),
-                None => return self.front.next_back(),
-            }
-        }
+        self.0.next(true)
     }
 }
 
 /// The copying iterator: it holds no pin between calls (a long-lived one keeps nothing
-/// from being freed); it clones up to [`BATCH`] buckets per pin into a buffer it reuses.
+/// from being freed); it clones up to [`BATCH`] entries per pin into a buffer, and walks
+/// the rest of the range again from just past the last key each end took.
 pub(crate) struct Range<'a, Q: ?Sized, R, K, V> {
-    walker: Walker<'a, Q, R, K, V>,
+    map: &'a BoxMap<K, V>,
+    range: R,
+    /// The last key each end took (the next walk starts past it), and whether that end is
+    /// done.
+    front_key: Option<K>,
+    back_key: Option<K>,
     front: VecDeque<(K, V)>,
     back: VecDeque<(K, V)>,
+    _q: core::marker::PhantomData<fn(&Q)>,
 }
 
 impl<'a, Q, R, K, V> Range<'a, Q, R, K, V>
@@ -266,21 +334,56 @@ where
 {
     pub(crate) fn new(map: &'a BoxMap<K, V>, range: R) -> Self {
         Range {
-            walker: Walker::new(map, range),
+            map,
+            range,
+            front_key: None,
+            back_key: None,
             front: VecDeque::new(),
             back: VecDeque::new(),
+            _q: core::marker::PhantomData,
         }
     }
 
-    /// Clones up to [`BATCH`] buckets from one end into `buf`; whether any was left.
-    fn fill(walker: &mut Walker<'a, Q, R, K, V>, back: bool, buf: &mut VecDeque<(K, V)>) -> bool {
+    /// Clones up to [`BATCH`] entries from one end into its buffer; whether any was left.
+    fn fill(&mut self, back: bool) -> bool {
         let g = pin();
-        for n in 0..BATCH {
-            match walker.bucket(back, &g) {
-                Some(e) if back => e.iter().rev().for_each(|e| buf.push_front(e.clone())),
-                Some(e) => buf.extend(e.iter().cloned()),
-                None => return n > 0,
+        let start = match &self.front_key {
+            Some(k) => Bound::Excluded(k.borrow()),
+            None => self.range.start_bound(),
+        };
+        let end = match &self.back_key {
+            Some(k) => Bound::Excluded(k.borrow()),
+            None => self.range.end_bound(),
+        };
+        let mut w = Walker::new(self.map, (start, end), &g);
+        let buf = if back {
+            &mut self.back
+        } else {
+            &mut self.front
+        };
+        let mut last = None;
+        for _ in 0..BATCH {
+            match w.next(back) {
+                Some(e) => {
+                    if back {
+                        buf.push_front(e.clone());
+                    } else {
+                        buf.push_back(e.clone());
+                    }
+                    last = Some(&e.0);
+                }
+                None => break,
             }
+        }
+        let Some(k) = last else {
+            return false;
+        };
+        let k = k.clone();
+        drop(w);
+        if back {
+            self.back_key = Some(k);
+        } else {
+            self.front_key = Some(k);
         }
         true
     }
@@ -300,7 +403,7 @@ where
             if let Some(e) = self.front.pop_front() {
                 return Some(e);
             }
-            if !Self::fill(&mut self.walker, false, &mut self.front) {
+            if !self.fill(false) {
                 return self.back.pop_front();
             }
         }
@@ -319,7 +422,7 @@ where
             if let Some(e) = self.back.pop_back() {
                 return Some(e);
             }
-            if !Self::fill(&mut self.walker, true, &mut self.back) {
+            if !self.fill(true) {
                 return self.front.pop_back();
             }
         }

@@ -56,6 +56,13 @@ fn bytes(b: &[u8]) -> u64 {
     u64::from_be_bytes(w)
 }
 
+/// Bytes 8..16, big-endian, zero-padded: order-preserving among byte strings whose first
+/// 8 bytes (zero-padded) are equal.
+#[inline]
+fn next_bytes(b: &[u8]) -> u64 {
+    bytes(b.get(8..).unwrap_or(&[]))
+}
+
 /// The byte string a byte-string lookup `q` stands for, if its type is one we know.
 #[cfg_attr(debug_assertions, inline)]
 #[cfg_attr(not(debug_assertions), inline(always))]
@@ -122,6 +129,34 @@ pub(crate) fn of<K: 'static, Q: ?Sized + 'static>(q: &Q) -> u64 {
     }
 }
 
+/// The word of lookup `q` for keys of type `K`: order-preserving among keys of one prefix
+/// (`a < b` with `of(a) == of(b)` implies `word(a) <= word(b)`): for byte strings bytes
+/// 8..16, for `u128`/`i128` the low 64 bits, else 0. A prefix's tree compares words before
+/// it compares keys.
+///
+/// # Panics
+/// As [`of`].
+#[cfg_attr(debug_assertions, inline)]
+#[cfg_attr(not(debug_assertions), inline(always))]
+pub(crate) fn word<K: 'static, Q: ?Sized + 'static>(q: &Q) -> u64 {
+    match kind::<K>() {
+        Kind::None => 0,
+        Kind::Bytes => match as_bytes(q) {
+            Some(b) => next_bytes(b),
+            None => unknown::<K, Q>(),
+        },
+        Kind::Int => {
+            if let Some(x) = cast_ref::<Q, u128>(q) {
+                *x as u64
+            } else if let Some(x) = cast_ref::<Q, i128>(q) {
+                *x as u64
+            } else {
+                0
+            }
+        }
+    }
+}
+
 /// A lookup by another type than the key's in a map with a user prefix function.
 #[cold]
 pub(crate) fn unknown_with_fn<K, Q: ?Sized>() -> ! {
@@ -166,5 +201,34 @@ mod tests {
         }
         assert!(of::<i128, i128>(&-1) < of::<i128, i128>(&(1 << 80)));
         assert_eq!(of::<(u8, String), (u8, String)>(&(1, "x".into())), 0);
+    }
+
+    #[test]
+    fn words_order_keys_of_one_prefix() {
+        let mut ks: Vec<String> = [
+            "abcdefgh",
+            "abcdefgh\0",
+            "abcdefgha",
+            "abcdefghab",
+            "abcdefghz",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        ks.sort();
+        for w in ks.windows(2) {
+            assert_eq!(of::<String, String>(&w[0]), of::<String, String>(&w[1]));
+            assert!(word::<String, String>(&w[0]) <= word::<String, String>(&w[1]));
+        }
+        let is: [i128; 4] = [-(1 << 70) - 1, -(1 << 70), -1, 0];
+        assert_eq!(of::<i128, i128>(&-1), of::<i128, i128>(&-2));
+        assert!(word::<i128, i128>(&-2) < word::<i128, i128>(&-1));
+        for w in is.windows(2) {
+            let (a, b) = (w[0], w[1]);
+            if of::<i128, i128>(&a) == of::<i128, i128>(&b) {
+                assert!(word::<i128, i128>(&a) <= word::<i128, i128>(&b));
+            }
+        }
+        assert_eq!(word::<u64, u64>(&7), 0);
     }
 }

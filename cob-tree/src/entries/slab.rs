@@ -1,25 +1,27 @@
-//! The boxed path's buckets (the module holding the boxed path's `unsafe`): a pool of
-//! type-stable cells, each holding at most one immutable [`Node`], the sorted entries that
-//! share one key prefix. The word core ([`super::buckets`]) maps each prefix to the number
-//! of its node's cell.
+//! A pool of type-stable cells, each holding at most one immutable [`Node`]: one entry, or
+//! the root of the tree of the entries that share one key prefix ([`super::tree`]). The
+//! word core ([`super::buckets`]) maps each prefix to the number of its node's cell; the
+//! cell layout's trees name their entries' cells too.
 //!
 //! Cells live in chunks of doubling size, each made once (`OnceLock`) and never moved or
 //! freed before the map. A cell's number (what the core stores) carries its chunk in its top
 //! bits and its byte offset in the chunk below them ([`Chunked::handle`]), so finding a cell
 //! is a shift, one load of its chunk's start from a flat table and an add (no scaling). Its
-//! top bit ([`MANY`]) tags a node of several entries, so a reader knows a node's kind
-//! without loading the node ([`Slab::view`]). A cell is written once when its node is made, and goes back to the
+//! top bit ([`TREE`]) tags a tree's root, so a reader knows a node's kind without loading
+//! the node ([`Slab::view`]). A cell is written once when its node is made, and goes back to the
 //! pool only after its node was reclaimed (no reader can hold it any more), so a reader
 //! never sees a cell being rewritten.
 //!
-//! A node is never changed once published: a writer (serialised with every other writer
-//! of the prefix by the core leaf that owns it) builds a new node in a free cell, writes
-//! that cell's number into the core, then retires the old one to [`Limbo`]. Readers read
+//! A node is never changed once published (a root's pointer is an atomic the tree's
+//! writer stores): a writer (serialised with every other writer of the prefix by the core
+//! leaf that owns it) builds a new node in a free cell, writes that cell's number into the
+//! core, then retires the old one to [`Limbo`], with the tree nodes the write replaced. Readers read
 //! a cell number from the core under a [`Guard`] (an epoch pin) and read the node without
 //! any lock and without writing shared memory.
 
 // The word core's epoch pin: under loom/Miri it protects nothing, since nodes, like arrays,
 // are then freed only when the map drops.
+use super::tree::{DeadNode, Root};
 use crate::pma::Guard;
 use crate::sync::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering, lock_std};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -29,25 +31,25 @@ pub const FIRST_CHUNK: usize = 16;
 /// Chunks (enough for `FIRST_CHUNK * (2^CHUNKS - 1)` cells).
 const CHUNKS: usize = 40;
 /// A cell's number is `tag << 63 | chunk << OFFSET_BITS | byte offset in the chunk`
-/// ([`Chunked::handle`]; the tag bit is the pool's: [`MANY`]). A chunk is at most `1 <<
+/// ([`Chunked::handle`]; the tag bit is the pool's: [`TREE`]). A chunk is at most `1 <<
 /// OFFSET_BITS` bytes ([`Chunked::make`] checks it).
 const OFFSET_BITS: u32 = 57;
-/// The top bit of a cell's number (the tag): set when the cell's node has several entries
-/// ([`Entries::Many`]). [`Chunked`] ignores it, so the tag says a node's kind without a
+/// The top bit of a cell's number (the tag): set when the cell's node is a tree's root
+/// ([`Entries::Tree`]). [`Chunked`] ignores it, so the tag says a node's kind without a
 /// load of the node.
-const MANY: u64 = 1 << 63;
+pub(crate) const TREE: u64 = 1 << 63;
 // Every chunk number fits in the bits between the offset and the tag.
 const _: () = assert!(CHUNKS <= 1 << (u64::BITS - 1 - OFFSET_BITS));
 
-/// The entries of one node, sorted by key; one inline (no second allocation) in the
-/// common case of a prefix that only one key has.
+/// What one cell holds: one entry (no allocation of its own), or the root of a tree of
+/// entries.
 pub(crate) enum Entries<K, V> {
     One((K, V)),
-    Many(Box<[(K, V)]>),
+    Tree(Root),
 }
 
-/// One bucket: its (never empty) sorted entries. Its prefix is the core's key that names
-/// it.
+/// One cell's contents: a bucket of one entry or a tree's root, or (cell layout) one entry
+/// of a tree. A bucket's prefix is the core's key that names it.
 pub(crate) struct Node<K, V> {
     entries: Entries<K, V>,
 }
@@ -60,57 +62,44 @@ impl<K, V> Node<K, V> {
         }
     }
 
-    /// A node holding `e` (sorted, not empty).
-    pub(crate) fn new(mut e: Vec<(K, V)>) -> Self {
-        debug_assert!(!e.is_empty());
-        let entries = if e.len() == 1 {
-            Entries::One(e.pop().expect("one entry"))
-        } else {
-            Entries::Many(e.into_boxed_slice())
-        };
-        Node { entries }
-    }
-
-    #[cfg_attr(debug_assertions, inline)]
-    #[cfg_attr(not(debug_assertions), inline(always))]
-    pub(crate) fn entries(&self) -> &[(K, V)] {
-        match &self.entries {
-            Entries::One(e) => core::slice::from_ref(e),
-            Entries::Many(b) => b,
+    /// A node holding the root of a tree.
+    pub(crate) fn tree(r: Root) -> Self {
+        Node {
+            entries: Entries::Tree(r),
         }
     }
 
-    /// The entry of a one-entry node (the usual case).
+    /// The root of a tree's node.
     #[cfg_attr(debug_assertions, inline)]
     #[cfg_attr(not(debug_assertions), inline(always))]
-    pub(crate) fn single(&self) -> Option<&(K, V)> {
+    pub(crate) fn root(&self) -> Option<&Root> {
         match &self.entries {
-            Entries::One(e) => Some(e),
-            Entries::Many(_) => None,
+            Entries::One(_) => None,
+            Entries::Tree(r) => Some(r),
         }
     }
 
-    /// The entries, by value (the node was owned).
-    pub(crate) fn into_entries(self) -> Vec<(K, V)> {
+    /// The entry or the root, by value (the node was owned).
+    pub(crate) fn into_parts(self) -> Result<(K, V), Root> {
         match self.entries {
-            Entries::One(e) => vec![e],
-            Entries::Many(b) => b.into_vec(),
+            Entries::One(e) => Ok(e),
+            Entries::Tree(r) => Err(r),
         }
     }
 
-    /// Bytes the node owns outside its cell (a shared bucket's entries).
-    pub(crate) fn own_bytes(&self) -> usize {
-        match &self.entries {
-            Entries::One(_) => 0,
-            Entries::Many(b) => core::mem::size_of_val(&**b),
+    /// The entry, by value (the node was owned; `None` for a tree's root).
+    pub(crate) fn into_entry(self) -> Option<(K, V)> {
+        match self.entries {
+            Entries::One(e) => Some(e),
+            Entries::Tree(_) => None,
         }
     }
 }
 
-/// A node's entries, as [`Slab::view`] reads them.
+/// A node's contents, as [`Slab::view`] reads them.
 pub(crate) enum View<'g, K, V> {
     One(&'g (K, V)),
-    Many(&'g [(K, V)]),
+    Tree(&'g Root),
 }
 
 /// Where one node may live: written once by the pool's owner of the cell, then only read
@@ -172,7 +161,7 @@ fn place(s: u64) -> (usize, usize) {
 #[cfg_attr(not(debug_assertions), inline(always))]
 fn unpack(h: u64) -> (usize, usize) {
     (
-        ((h & !MANY) >> OFFSET_BITS) as usize,
+        ((h & !TREE) >> OFFSET_BITS) as usize,
         (h & ((1 << OFFSET_BITS) - 1)) as usize,
     )
 }
@@ -212,7 +201,7 @@ impl<T> Chunked<T> {
     }
 
     /// The element of handle `h` ([`Self::handle`] of an element made by [`Self::make`],
-    /// with or without the tag bit [`MANY`]).
+    /// with or without the tag bit [`TREE`]).
     #[cfg_attr(debug_assertions, inline)]
     #[cfg_attr(not(debug_assertions), inline(always))]
     fn at(&self, h: u64) -> &T {
@@ -437,7 +426,7 @@ impl<K, V> Slab<K, V> {
     }
 
     /// The entries of [`Self::node`]`(c, g)`, the node's kind told by the tag of `c`
-    /// ([`MANY`]), not read from the node: for a one-entry node (the usual case) its entry is
+    /// ([`TREE`]), not read from the node: for a one-entry node (the usual case) its entry is
     /// one load of the cell away, with no test of the node.
     ///
     /// # Safety
@@ -453,7 +442,11 @@ impl<K, V> Slab<K, V> {
         if i < 0 {
             crate::pma::cold();
             // SAFETY: the caller's contract (the untagged number names the same cell).
-            return View::Many(unsafe { self.node(c & !MANY, g) }.entries());
+            let n = unsafe { self.node(c & !TREE, g) };
+            return View::Tree(
+                n.root()
+                    .expect("CobTree: a tagged cell holds a tree's root"),
+            );
         }
         // SAFETY: the caller's contract, as in `node` (and `i` is `c`'s index: `c` is
         // untagged, so its arithmetic and logical shifts agree).
@@ -468,16 +461,16 @@ impl<K, V> Slab<K, V> {
         match &n.entries {
             Entries::One(e) => View::One(e),
             // SAFETY: `c` is the number `store` returned for this node (the caller's
-            // contract, as for `node`), and `store` tags exactly the numbers of nodes of
-            // several entries; `c` is untagged, so the node has one entry. A cell is never
+            // contract, as for `node`), and `store` tags exactly the numbers of trees'
+            // roots; `c` is untagged, so the node has one entry. A cell is never
             // rewritten while a reader pinned before its node's retirement lives (`node`),
             // and a reused cell gets its number tagged anew by `store`.
-            Entries::Many(_) => unsafe { core::hint::unreachable_unchecked() },
+            Entries::Tree(_) => unsafe { core::hint::unreachable_unchecked() },
         }
     }
 
     /// `node` written into a cell of the pool that this call alone owns: the cell's
-    /// number (its handle, tagged with [`MANY`] if the node has several entries), to
+    /// number (its handle, tagged with [`TREE`] if the node has several entries), to
     /// publish through the core.
     #[cfg_attr(debug_assertions, inline)]
     #[cfg_attr(not(debug_assertions), inline(always))]
@@ -494,7 +487,7 @@ impl<K, V> Slab<K, V> {
         let cell = self.cell(c);
         let tag = match node.entries {
             Entries::One(_) => 0,
-            Entries::Many(_) => MANY,
+            Entries::Tree(_) => TREE,
         };
         // SAFETY: the cell is this call's alone: a fresh cell was counted once, and a
         // reused one was pushed to the free list once its node was dropped, after no
@@ -505,30 +498,54 @@ impl<K, V> Slab<K, V> {
         c | tag
     }
 
-    /// Retires the node of cell `c`: it waits in `Limbo` until no reader can hold it; the
-    /// nodes that are ready by then are dropped and their cells reused.
+    /// The entry of one-entry cell `c` (a cell a tree's slot names), valid while `g` lives.
     ///
     /// # Safety
     ///
-    /// Cell `c` holds a node that is no longer in the core (its prefix's word was
-    /// overwritten or removed, so no reader pinned from now on can find it), and this is
-    /// the one retirement of that node.
-    pub(crate) unsafe fn retire(&self, c: u64) {
-        let p = core::ptr::NonNull::new(self.cell(c)).expect("cells are in chunks");
-        // The cell's number goes back untagged (`store` tags it anew for its next node).
-        let Some(ready) = self.limbo.retire(Retired(CellPtr(p), c & !MANY)) else {
+    /// As [`Self::node`]: `c` was read from a tree node reached while `g` was pinned (or
+    /// under the tree's lock), and the tree retires a cell only after no node names it.
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    pub(crate) unsafe fn entry<'g>(&'g self, c: u64, g: &'g Guard) -> &'g (K, V) {
+        // SAFETY: the caller's contract; an untagged number is a one-entry node.
+        match unsafe { self.view(c, g) } {
+            View::One(e) => e,
+            View::Tree(_) => unreachable!("CobTree: a tree names only entry cells"),
+        }
+    }
+
+    /// Retires the nodes of cells `cells` and the tree nodes `nodes`: they wait in `Limbo`
+    /// until no reader can hold them; whatever is ready by then is dropped (nodes) or freed
+    /// (tree nodes) and its cell reused.
+    ///
+    /// # Safety
+    ///
+    /// Each cell holds a node that is no longer reachable from the map (its prefix's word
+    /// was overwritten or removed, or the tree node that named it was replaced, so no
+    /// reader pinned from now on can find it), and each node and tree node is retired
+    /// once.
+    pub(crate) unsafe fn retire(&self, cells: &[u64], nodes: Vec<DeadNode>) {
+        let mut items: Vec<Item<K, V>> = Vec::with_capacity(cells.len() + nodes.len());
+        for &c in cells {
+            let p = core::ptr::NonNull::new(self.cell(c)).expect("cells are in chunks");
+            // The cell's number goes back untagged (`store` tags it anew for its next node).
+            items.push(Item::Cell(Retired(CellPtr(p), c & !TREE)));
+        }
+        items.extend(nodes.into_iter().map(|n| Item::Node(Dead(Some(n)))));
+        let Some(ready) = self.limbo.retire(items) else {
             return;
         };
         // Outside the limbo's lock: the nodes' drops run user code. A drop that panics
         // unwinds through `ready`, which drops the nodes left (their cells are then not
         // reused, only freed with the map).
-        let mut cells = Vec::with_capacity(ready.len());
+        let mut free = Vec::with_capacity(ready.len());
         for r in ready {
-            let c = r.1;
+            if let Item::Cell(r) = &r {
+                free.push(r.1);
+            }
             drop(r);
-            cells.push(c);
         }
-        self.cell_numbers.give_all(cells);
+        self.cell_numbers.give_all(free);
     }
 
     /// The node of cell `c`, read out (the cell is then logically empty).
@@ -553,87 +570,139 @@ impl<K, V> Drop for Slab<K, V> {
     fn drop(&mut self) {
         // The waiting nodes (the live ones are dropped by the core's owner, which knows
         // their cells): their cells' chunks are freed after this body.
-        drop(core::mem::take(&mut lock_std(&self.limbo.nodes).0));
+        let b = core::mem::take(&mut *lock_std(&self.limbo.bags));
+        drop(b);
     }
 }
 
 /// Retired nodes, dropped on a writer's thread once no reader can hold them (or with the
 /// map).
 ///
-/// A node is never dropped by crossbeam-epoch itself: a deferred function only sets the
-/// node's flag (no allocation, no user code), and a later retire on the map drops the
-/// flagged nodes. So keys and values drop on a thread that uses the map (a map of
-/// non-`Send` types never has a key or value dropped on another thread), and the map's
-/// drop drops every node still waiting.
+/// A node is never dropped by crossbeam-epoch itself: retired nodes gather in an open bag;
+/// a full bag is sealed with one deferred function that only sets the bag's flag (no user
+/// code), and a later retire on the map drops the flagged bags' nodes. So keys and values
+/// drop on a thread that uses the map (a map of non-`Send` types never has a key or value
+/// dropped on another thread), and the map's drop drops every node still waiting.
 struct Limbo<K, V> {
-    /// The waiting nodes with their flags, and the count at which to scan them next.
-    nodes: Mutex<(Vec<Waiting<K, V>>, usize)>,
+    bags: Mutex<Bags<K, V>>,
 }
 
-/// A retired node and the flag the epoch collector sets once no reader can hold it.
-type Waiting<K, V> = (Arc<AtomicBool>, Retired<K, V>);
+/// Retired items: the open bag, the sealed ones with their flags, and when to scan.
+struct Bags<K, V> {
+    open: Vec<Item<K, V>>,
+    sealed: Vec<Sealed<K, V>>,
+    /// Items in sealed bags, and the count at which to scan them next.
+    waiting: usize,
+    scan_at: usize,
+}
+
+impl<K, V> Default for Bags<K, V> {
+    fn default() -> Self {
+        Bags {
+            open: Vec::new(),
+            sealed: Vec::new(),
+            waiting: 0,
+            scan_at: LIMBO_SCAN,
+        }
+    }
+}
+
+/// A sealed bag and the flag the epoch collector sets once no reader can hold its items.
+type Sealed<K, V> = (Arc<AtomicBool>, Vec<Item<K, V>>);
+
+/// One retired thing: a cell's node, or a tree node.
+enum Item<K, V> {
+    Cell(Retired<K, V>),
+    Node(Dead),
+}
+
+/// A tree node out of its tree, freed when this drops (which `Limbo` lets happen only
+/// once no reader can hold it, or when the map drops).
+struct Dead(Option<DeadNode>);
+
+impl Drop for Dead {
+    fn drop(&mut self) {
+        if let Some(n) = self.0.take() {
+            // SAFETY: `Limbo` drops a `Dead` only once every thread pinned when it was
+            // retired has unpinned (or with the map, when no reader borrows it), and each
+            // dead node is retired once (`Slab::retire`'s contract).
+            unsafe { n.free() };
+        }
+    }
+}
 
 /// A node out of the core that readers may still be reading, and its cell's number; dropped
 /// (in its cell) when this drops, which `Limbo` lets happen only once its flag is set, or
 /// when the map drops.
 struct Retired<K, V>(CellPtr<K, V>, u64);
 
-impl<K, V> Retired<K, V> {
-    fn node(&self) -> &Node<K, V> {
-        // SAFETY: the node is alive until this `Retired` drops, and nobody writes it.
-        unsafe { self.0.0.as_ref() }
-    }
-}
-
 impl<K, V> Drop for Retired<K, V> {
     fn drop(&mut self) {
         // SAFETY: the pointer is a cell holding a node owned by this `Retired` alone; it
         // drops only when no reader can hold a reference any more (`Limbo::retire` hands
-        // out only flagged nodes, which crossbeam-epoch flags after every thread pinned at
-        // the retirement unpinned) or when the map drops (no reader borrows it then, and
-        // the cells' chunks are freed only after the limbo was emptied).
+        // out only flagged bags, which crossbeam-epoch flags after every thread pinned at
+        // the sealing unpinned) or when the map drops (no reader borrows it then, and the
+        // cells' chunks are freed only after the limbo was emptied).
         unsafe { core::ptr::drop_in_place(self.0.0.as_ptr()) };
     }
 }
 
-/// Waiting nodes below which a retire does not scan for ready ones.
-const LIMBO_SCAN: usize = 64;
+/// Items per sealed bag.
+const BAG: usize = 64;
+/// Waiting items below which a retire does not scan for ready ones.
+const LIMBO_SCAN: usize = 256;
 
 impl<K, V> Limbo<K, V> {
     fn new() -> Self {
         Limbo {
-            nodes: Mutex::new((Vec::new(), LIMBO_SCAN)),
+            bags: Mutex::new(Bags::default()),
         }
     }
 
-    /// Queues `b`; the nodes no reader can hold any more, if this retire scanned.
-    fn retire(&self, b: Retired<K, V>) -> Option<Vec<Retired<K, V>>> {
+    /// Queues `items`; the items no reader can hold any more, if this retire scanned.
+    fn retire(&self, items: Vec<Item<K, V>>) -> Option<Vec<Item<K, V>>> {
+        let mut b = lock_std(&self.bags);
+        b.open.extend(items);
+        if b.open.len() < BAG {
+            return None;
+        }
+        // Seal: every item in the bag was retired before this point, so once every thread
+        // pinned now has unpinned, no reader can hold any of them.
         let flag = Arc::new(AtomicBool::new(false));
         #[cfg(not(any(loom, miri)))]
         {
             let f = Arc::clone(&flag);
             crossbeam_epoch::pin().defer(move || f.store(true, Ordering::Release));
         }
-        let mut n = lock_std(&self.nodes);
-        n.0.push((flag, b));
-        if n.0.len() < n.1 {
+        let bag = core::mem::take(&mut b.open);
+        b.waiting += bag.len();
+        b.sealed.push((flag, bag));
+        if b.waiting < b.scan_at {
             return None;
         }
-        // Amortised: scan again once as many more nodes wait as are left now.
-        let (ready, left): (Vec<_>, Vec<_>) = core::mem::take(&mut n.0)
+        // Amortised: scan again once as many more items wait as are left now.
+        let (ready, left): (Vec<_>, Vec<_>) = core::mem::take(&mut b.sealed)
             .into_iter()
             .partition(|(f, _)| f.load(Ordering::Acquire));
-        n.1 = (2 * left.len()).max(LIMBO_SCAN);
-        n.0 = left;
-        Some(ready.into_iter().map(|(_, r)| r).collect())
+        b.waiting = left.iter().map(|(_, i)| i.len()).sum();
+        b.scan_at = (2 * b.waiting).max(LIMBO_SCAN);
+        b.sealed = left;
+        Some(ready.into_iter().flat_map(|(_, i)| i).collect())
     }
 
+    /// Bytes of the waiting tree nodes.
     fn bytes(&self) -> usize {
-        lock_std(&self.nodes)
-            .0
-            .iter()
-            .map(|(_, b)| b.node().own_bytes())
-            .sum()
+        let b = lock_std(&self.bags);
+        let node = |i: &Item<K, V>| match i {
+            Item::Node(d) => d.0.as_ref().map_or(0, DeadNode::bytes),
+            Item::Cell(_) => 0,
+        };
+        b.open.iter().map(node).sum::<usize>()
+            + b.sealed
+                .iter()
+                .flat_map(|(_, i)| i)
+                .map(node)
+                .sum::<usize>()
     }
 }
 
@@ -664,7 +733,7 @@ mod tests {
             assert_eq!(c.at(handle(s)).load(Ordering::Relaxed), s, "slot {s}");
             // The tag bit is the pool's: the same element.
             assert!(
-                core::ptr::eq(c.at(handle(s) | MANY), c.at(handle(s))),
+                core::ptr::eq(c.at(handle(s) | TREE), c.at(handle(s))),
                 "slot {s}"
             );
         }
@@ -692,7 +761,7 @@ mod tests {
             // Byte offsets: 8-byte elements.
             let bytes = (p.0, p.1 * 8);
             assert_eq!(unpack(handle(s)), bytes, "slot {s}");
-            assert_eq!(unpack(handle(s) | MANY), bytes, "slot {s}");
+            assert_eq!(unpack(handle(s) | TREE), bytes, "slot {s}");
             next = if p.1 + 1 == FIRST_CHUNK << p.0 {
                 (p.0 + 1, 0)
             } else {
