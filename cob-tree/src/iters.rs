@@ -20,7 +20,7 @@ use core::ops::{RangeBounds, RangeFull};
 ///
 /// Inline path: it holds no epoch pin and allocates nothing; a long-held one keeps alive
 /// the one array it last read, nothing else (see the crate docs, "Memory"). Boxed path: it
-/// holds no pin between calls and clones up to 32 buckets per pin into a buffer it reuses
+/// holds no pin between calls and clones up to 32 entries per pin into a buffer
 /// (for references instead of clones, see [`CobTree::pin`]).
 pub struct Range<'a, Q: ?Sized, R, K: Ord + 'static, V: 'static>(RangeRepr<'a, Q, R, K, V>);
 

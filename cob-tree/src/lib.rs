@@ -19,6 +19,7 @@ mod sync;
 mod traits;
 
 pub use entries::slab::FIRST_CHUNK;
+pub use entries::tree::{TREE_FANOUT, TREE_LEAF_SLOTS};
 pub use iters::{IntoIter, IntoKeys, IntoValues, Iter, Keys, Range, Values};
 pub use pinned::{Entry, Pinned, PinnedRange};
 pub use pma::key::MAX_POD_BYTES;
@@ -192,6 +193,25 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> CobTree<K, V> {
         )
     }
 
+    /// `f` of the value of `k`, read where it is stored (no clone), as scc `TreeIndex`'s
+    /// `peek_with`; `None` if `k` is absent. `O(log n)`. On the inline path `f` sees a copy
+    /// (the words move under readers); on the boxed path `f` runs under an epoch pin, so
+    /// keep it short.
+    #[inline]
+    pub fn get_with<Q: ?Sized + Ord + 'static, R>(
+        &self,
+        k: &Q,
+        f: impl FnOnce(&V) -> R,
+    ) -> Option<R>
+    where
+        K: Borrow<Q>,
+    {
+        on_repr!(Repr, K, V; &self.repr;
+         m => m.get(Look::new(k)).map(|(_, v)| f(v.as_ref()));
+         b => b.with(k, |_, v| f(v))
+        )
+    }
+
     /// The stored key equal to `k`, and its value.
     pub fn get_key_value<Q: ?Sized + Ord + 'static>(&self, k: &Q) -> Option<(K, V)>
     where
@@ -300,6 +320,20 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> CobTree<K, V> {
                         .update(Look::new(k), |v| Inl::new(f(v.as_ref())))
                         .map(|(_, new)| new.get());
          b => b.update(k, f, V::clone)
+        )
+    }
+
+    /// Replaces the value of `k` by `f(&old)` atomically, copying neither value: `f` reads
+    /// the old one in place and its result is moved into the map (where
+    /// [`update`](Self::update) clones the new value to return it). Whether `k` was
+    /// present. `O(log n)`; `f` runs with `k`'s leaf locked (it must not use this map).
+    pub fn update_in_place<Q: ?Sized + Ord + 'static>(&self, k: &Q, f: impl FnOnce(&V) -> V) -> bool
+    where
+        K: Borrow<Q>,
+    {
+        on_repr!(Repr, K, V; &self.repr;
+         m => m.update(Look::new(k), |v| Inl::new(f(v.as_ref()))).is_some();
+         b => b.update(k, f, |_| ()).is_some()
         )
     }
 

@@ -284,3 +284,38 @@ fn loom_boxed_fold_vs_writer() {
         it.join().unwrap();
     });
 }
+
+/// The tree of one prefix (tuple keys: every key in one tree; leaves of 4; entries in
+/// cells): a reader of untouched keys races a writer whose insert splits the root leaf (a
+/// new root), whose next insert changes a leaf in place (a child slot's store) and whose
+/// remove takes the first key of a leaf (the separator naming it is rebuilt first). The
+/// reader finds its key and iterates the untouched keys once each, in order.
+#[test]
+fn loom_tree_reader_vs_writer() {
+    loom::model(|| {
+        let k = |i: u32| (i, String::new());
+        let t: Arc<CobTree<(u32, String), u64>> = Arc::new(CobTree::with_leaf_capacity(4));
+        for i in 0..4 {
+            t.insert(k(i), i.into());
+        }
+        let r = {
+            let t = t.clone();
+            thread::spawn(move || {
+                assert_eq!(t.get(&(1, String::new())), Some(1));
+                let ks: Vec<u32> = t.keys().map(|k| k.0).collect();
+                assert!(ks.windows(2).all(|p| p[0] < p[1]), "{ks:?}");
+                for want in [0, 1, 3] {
+                    assert!(ks.contains(&want), "{ks:?}");
+                }
+            })
+        };
+        t.insert(k(5), 5);
+        t.insert(k(6), 6);
+        assert_eq!(t.remove(&k(2)), Some(2));
+        r.join().unwrap();
+        assert_eq!(
+            t.keys().map(|k| k.0).collect::<Vec<_>>(),
+            vec![0, 1, 3, 5, 6]
+        );
+    });
+}

@@ -48,13 +48,13 @@ fn mix(i: u64) -> u64 {
 
 /// Clones per operation of `n` random inserts, then `n` overwrites (`insert` of present
 /// keys), `n` `update`s and `n` removes, each phase counted separately.
-fn clones_per_op<K, V>(n: u64, key: impl Fn(u64) -> K, val: impl Fn(u64) -> V) -> [(f64, f64); 4]
+fn clones_per_op<K, V>(n: u64, key: impl Fn(u64) -> K, val: impl Fn(u64) -> V) -> [(f64, f64); 5]
 where
     K: Ord + Clone + 'static,
     V: Clone + 'static,
 {
     let t: CobTree<K, V> = CobTree::new();
-    let mut out = [(0.0, 0.0); 4];
+    let mut out = [(0.0, 0.0); 5];
     let mut phase = |i: usize, f: &mut dyn FnMut(u64)| {
         let (k0, v0) = (keys(), vals());
         for j in 0..n {
@@ -68,7 +68,8 @@ where
     phase(2, &mut |x| {
         assert!(t.update(&key(x), |v| v.clone()).is_some())
     });
-    phase(3, &mut |x| assert!(t.remove(&key(x)).is_some()));
+    phase(3, &mut |x| assert!(t.update_in_place(&key(x), |_| val(x))));
+    phase(4, &mut |x| assert!(t.remove(&key(x)).is_some()));
     assert!(t.is_empty());
     out
 }
@@ -90,7 +91,7 @@ where
         // (cell layout) the stored key into the new entry; `update` clones the new value it
         // returns (and the key, as an overwrite), the test's closure one more; a remove
         // clones the value it returns.
-        let [ins, over, upd, rem] = *c;
+        let [ins, over, upd, in_place, rem] = *c;
         assert_eq!(ins, (0.0, 0.0), "{name}: inserts of new keys at {n}");
         assert!(
             over.0 <= 1.0 && over.1 <= 1.0,
@@ -103,6 +104,11 @@ where
         assert!(
             rem.0 == 0.0 && rem.1 <= 1.0,
             "{name}: removes at {n}: {rem:?}"
+        );
+        // In place: no value cloned (the closure makes a new one), at most the key.
+        assert!(
+            in_place.0 <= 1.0 && in_place.1 == 0.0,
+            "{name}: in place at {n}: {in_place:?}"
         );
     }
     // And they do not grow with the map: the same at every size.

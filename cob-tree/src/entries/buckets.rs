@@ -277,7 +277,7 @@ impl<K: Ord + Clone + 'static, V: 'static> Buckets<K, V> {
                     let trees = self.trees::<L>();
                     // SAFETY: under the prefix's leaf lock: this is the only writer of the
                     // tree, whose root is the current bucket's; `g` is pinned.
-                    let spot = unsafe { trees.find(t.root, Self::probe::<L, K>(w, &k), &g) };
+                    let mut spot = unsafe { trees.find(t.root, Self::probe::<L, K>(w, &k), &g) };
                     // SAFETY: as above, the spot just found.
                     let cur = unsafe { trees.entry_at(&spot, &g) };
                     let (v, r) = f(cur.map(|e| &e.1));
@@ -288,7 +288,7 @@ impl<K: Ord + Clone + 'static, V: 'static> Buckets<K, V> {
                         (Some(v), None) => Change::Put(self.new_slot::<L>((k, v))),
                     };
                     // SAFETY: as above: the spot of this tree, unchanged since it was found.
-                    let wrote = unsafe { trees.apply(t.root, spot, change, &g, &mut garbage) };
+                    let wrote = unsafe { trees.apply(t.root, &mut spot, change, &g, &mut garbage) };
                     dead = wrote.out.and_then(|s| L::cell_of(&s));
                     added = wrote.added;
                     None
@@ -302,7 +302,7 @@ impl<K: Ord + Clone + 'static, V: 'static> Buckets<K, V> {
         // no longer names (the upsert has returned, so its word holds the new cell), or the
         // cell a tree slot named before the write replaced the slot, and the tree nodes it
         // replaced. Each is retired once, here.
-        unsafe { self.slab.retire(dead.as_slice(), garbage.nodes) };
+        unsafe { self.slab.retire(dead.as_slice(), garbage) };
         out.expect("CobTree: upsert ran its closure")
     }
 
@@ -378,7 +378,7 @@ impl<K: Ord + Clone + 'static, V: 'static> Buckets<K, V> {
         }
         // SAFETY: as in `upsert_in`: the replaced cell (the core's old word or the slot the
         // tree replaced) and the tree's replaced nodes are out of the map, retired once.
-        unsafe { self.slab.retire(dead.as_slice(), garbage.nodes) };
+        unsafe { self.slab.retire(dead.as_slice(), garbage) };
         out
     }
 
@@ -470,7 +470,7 @@ impl<K: Ord + Clone + 'static, V: 'static> Buckets<K, V> {
         // SAFETY: as in `upsert_in`: the removed entry's cell, the core's old word when the
         // edit removed or replaced it, and the tree's replaced nodes are out of the map,
         // retired once.
-        unsafe { self.slab.retire(&cells, garbage.nodes) };
+        unsafe { self.slab.retire(&cells, garbage) };
         out
     }
 
@@ -523,7 +523,7 @@ impl<K: Ord + Clone + 'static, V: 'static> Buckets<K, V> {
                 Bucket::Tree(t) => {
                     let trees = self.trees::<L>();
                     // SAFETY: under the prefix's leaf lock, as in `upsert_in`.
-                    let spot = unsafe { trees.end(t.root, !front) };
+                    let mut spot = unsafe { trees.end(t.root, !front) };
                     // SAFETY: as above, the spot just found.
                     let Some(e) = (unsafe { trees.entry_at(&spot, &g) }) else {
                         return Edit::Keep;
@@ -531,7 +531,7 @@ impl<K: Ord + Clone + 'static, V: 'static> Buckets<K, V> {
                     out = Some(e.clone());
                     // SAFETY: as above: the spot of this tree, unchanged since it was found.
                     let wrote =
-                        unsafe { trees.apply(t.root, spot, Change::Remove, &g, &mut garbage) };
+                        unsafe { trees.apply(t.root, &mut spot, Change::Remove, &g, &mut garbage) };
                     from_tree = true;
                     dead = wrote.out.and_then(|s| L::cell_of(&s));
                     let e = self.collapse::<L>(t.root, &g, &mut garbage);
@@ -550,7 +550,7 @@ impl<K: Ord + Clone + 'static, V: 'static> Buckets<K, V> {
         }
         let cells: Vec<u64> = [dead, old].into_iter().flatten().collect();
         // SAFETY: as in `remove_in`.
-        unsafe { self.slab.retire(&cells, garbage.nodes) };
+        unsafe { self.slab.retire(&cells, garbage) };
         out
     }
 
@@ -636,7 +636,7 @@ impl<K: Ord + Clone + 'static, V: 'static> Buckets<K, V> {
         // SAFETY: the removed entries' cells, the core's old word (a removed one-entry cell
         // or a replaced tree's root cell) and the old tree's nodes are out of the map,
         // retired once.
-        unsafe { self.slab.retire(&dead, garbage.nodes) };
+        unsafe { self.slab.retire(&dead, garbage) };
     }
 
     /// Every entry, in key order, taken out of the (owned) map, which is left empty.
@@ -692,7 +692,7 @@ impl<K: Ord + Clone + 'static, V: 'static> Buckets<K, V> {
                 f(e);
             }
         }
-        for n in garbage.nodes {
+        for n in garbage.into_nodes() {
             // SAFETY: `&mut self`: no reader can hold the owned tree's nodes; each once.
             unsafe { n.free() };
         }

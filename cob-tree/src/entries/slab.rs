@@ -21,7 +21,7 @@
 
 // The word core's epoch pin: under loom/Miri it protects nothing, since nodes, like arrays,
 // are then freed only when the map drops.
-use super::tree::{DeadNode, Root};
+use super::tree::{DeadNode, Garbage, Root};
 use crate::pma::Guard;
 use crate::sync::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering, lock_std};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -524,14 +524,13 @@ impl<K, V> Slab<K, V> {
     /// was overwritten or removed, or the tree node that named it was replaced, so no
     /// reader pinned from now on can find it), and each node and tree node is retired
     /// once.
-    pub(crate) unsafe fn retire(&self, cells: &[u64], nodes: Vec<DeadNode>) {
-        let mut items: Vec<Item<K, V>> = Vec::with_capacity(cells.len() + nodes.len());
-        for &c in cells {
+    pub(crate) unsafe fn retire(&self, cells: &[u64], nodes: Garbage) {
+        let cells = cells.iter().map(|&c| {
             let p = core::ptr::NonNull::new(self.cell(c)).expect("cells are in chunks");
             // The cell's number goes back untagged (`store` tags it anew for its next node).
-            items.push(Item::Cell(Retired(CellPtr(p), c & !TREE)));
-        }
-        items.extend(nodes.into_iter().map(|n| Item::Node(Dead(Some(n)))));
+            Item::Cell(Retired(CellPtr(p), c & !TREE))
+        });
+        let items = cells.chain(nodes.into_nodes().map(|n| Item::Node(Dead(Some(n)))));
         let Some(ready) = self.limbo.retire(items) else {
             return;
         };
@@ -660,8 +659,11 @@ impl<K, V> Limbo<K, V> {
     }
 
     /// Queues `items`; the items no reader can hold any more, if this retire scanned.
-    fn retire(&self, items: Vec<Item<K, V>>) -> Option<Vec<Item<K, V>>> {
+    fn retire(&self, items: impl Iterator<Item = Item<K, V>>) -> Option<Vec<Item<K, V>>> {
         let mut b = lock_std(&self.bags);
+        if b.open.capacity() == 0 {
+            b.open.reserve(BAG + 4);
+        }
         b.open.extend(items);
         if b.open.len() < BAG {
             return None;

@@ -50,7 +50,7 @@ pub const TREE_LEAF_SLOTS: usize = 32;
 pub const TREE_FANOUT: usize = 32;
 /// Deepest tree a cursor can walk: with at least two children per inner node and one
 /// entry per leaf, `2^MAX_HEIGHT` entries.
-const MAX_HEIGHT: usize = 40;
+const MAX_HEIGHT: usize = 24;
 
 const _: () = assert!(TREE_LEAF_SLOTS >= 4 && TREE_FANOUT >= 4);
 const _: () = assert!(TREE_LEAF_SLOTS <= u16::MAX as usize && TREE_FANOUT <= u16::MAX as usize);
@@ -277,12 +277,17 @@ impl Root {
     }
 }
 
-/// Nodes replaced by a write, to be freed once no reader can hold them.
+/// Nodes replaced by a write, to be freed once no reader can hold them: the first few
+/// inline (a write usually replaces one leaf), the rest in a vector.
 pub(crate) struct Garbage {
-    pub(crate) nodes: Vec<DeadNode>,
+    few: [DeadNode; 4],
+    n: usize,
+    more: Vec<DeadNode>,
 }
 
-/// A node out of its tree: freed (its slots not dropped) by [`DeadNode::free`].
+/// A node out of its tree: freed (its slots not dropped) by [`DeadNode::free`]. Plain
+/// data; whoever frees it frees it once.
+#[derive(Clone, Copy)]
 pub(crate) struct DeadNode {
     node: NonNull<Head>,
     free: unsafe fn(NonNull<Head>),
@@ -312,9 +317,36 @@ impl DeadNode {
     }
 }
 
+/// What an unused place of [`Garbage`] holds.
+unsafe fn free_nothing(_: NonNull<Head>) {}
+
 impl Garbage {
     pub(crate) fn new() -> Self {
-        Garbage { nodes: Vec::new() }
+        let none = DeadNode {
+            node: NonNull::dangling(),
+            free: free_nothing,
+            bytes: 0,
+        };
+        Garbage {
+            few: [none; 4],
+            n: 0,
+            more: Vec::new(),
+        }
+    }
+
+    fn push(&mut self, d: DeadNode) {
+        if self.n < self.few.len() {
+            self.few[self.n] = d;
+            self.n += 1;
+        } else {
+            self.more.push(d);
+        }
+    }
+
+    /// The dead nodes, each once.
+    pub(crate) fn into_nodes(self) -> impl Iterator<Item = DeadNode> {
+        let Garbage { few, n, more } = self;
+        few.into_iter().take(n).chain(more)
     }
 }
 
@@ -388,27 +420,69 @@ fn kid(n: &Inner<impl Sized>, i: usize) -> NonNull<Head> {
 ///
 /// Each pointer is valid for reads of one `S`, and `srcs.len() <= TREE_LEAF_SLOTS`.
 unsafe fn alloc_leaf<S>(srcs: &[*const S]) -> NonNull<Head> {
-    debug_assert!(srcs.len() <= TREE_LEAF_SLOTS);
+    let fill = |f: &mut Fill<S>| {
+        for s in srcs {
+            // SAFETY: the caller's contract: a valid slot.
+            f.push(unsafe { &**s });
+        }
+    };
+    // SAFETY: `fill` copies valid slots (the caller's contract).
+    unsafe { alloc_leaf_with::<S>(srcs.len(), fill) }
+}
+
+/// A new node's slot array being written, front to back.
+struct Fill<S> {
+    dst: *mut S,
+    n: usize,
+}
+
+impl<S> Fill<S> {
+    /// Appends bitwise copies of `src`: slots of a tree, or a new slot the caller does not
+    /// drop (the layout allows bitwise copies that are never dropped).
+    fn extend(&mut self, src: &[S]) {
+        assert!(
+            self.n + src.len() <= TREE_LEAF_SLOTS,
+            "CobTree: leaf overflow"
+        );
+        // SAFETY: `dst` is the new leaf's array of `TREE_LEAF_SLOTS` slots, written only
+        // here, within bounds (asserted); `src` is valid for reads and does not overlap a
+        // new allocation.
+        let to = self.dst.wrapping_add(self.n);
+        // SAFETY: as above.
+        unsafe { ptr::copy_nonoverlapping(src.as_ptr(), to, src.len()) };
+        self.n += src.len();
+    }
+
+    fn push(&mut self, s: &S) {
+        self.extend(core::slice::from_ref(s));
+    }
+}
+
+/// A new leaf of `len` slots, which `fill` writes (checked: exactly `len`).
+///
+/// # Safety
+///
+/// What `fill` copies are valid slots of the layout (bitwise copies it allows).
+unsafe fn alloc_leaf_with<S>(len: usize, fill: impl FnOnce(&mut Fill<S>)) -> NonNull<Head> {
+    debug_assert!(len <= TREE_LEAF_SLOTS);
     let mut b: Box<MaybeUninit<Leaf<S>>> = Box::new_uninit();
     let p = b.as_mut_ptr();
-    // SAFETY: (this block and each below) `p` is the new, exclusively owned allocation; the head
-    // and the first `srcs.len()` slots are written (bitwise copies of valid `S`s, the
-    // caller's contract, within the array: `srcs.len() <= TREE_LEAF_SLOTS`) and the rest
-    // stay uninitialised, which `MaybeUninit` allows.
+    // SAFETY: (this block and each below) `p` is the new, exclusively owned allocation; the
+    // head and the first `len` slots are written (valid `S`s, the caller's contract) and
+    // the rest stay uninitialised, which `MaybeUninit` allows.
     let head = unsafe { &raw mut (*p).head };
     // SAFETY: as above.
     unsafe {
         head.write(Head {
             height: 0,
-            len: srcs.len() as u32,
+            len: len as u32,
         })
     };
     // SAFETY: as above.
     let dst = unsafe { &raw mut (*p).slots }.cast::<S>();
-    for (i, s) in srcs.iter().enumerate() {
-        // SAFETY: as above.
-        unsafe { ptr::copy_nonoverlapping(*s, dst.wrapping_add(i), 1) };
-    }
+    let mut f = Fill { dst, n: 0 };
+    fill(&mut f);
+    assert_eq!(f.n, len, "CobTree: a leaf written short");
     // SAFETY: every field is initialised: the head above, the slots are `MaybeUninit`.
     let leaf = unsafe { b.assume_init() };
     NonNull::from(Box::leak(leaf)).cast()
@@ -861,7 +935,7 @@ where
     pub(crate) unsafe fn apply(
         &self,
         root: &Root,
-        mut spot: Spot<'_, L::Slot, L::Sep>,
+        spot: &mut Spot<'_, L::Slot, L::Sep>,
         change: Change<L::Slot>,
         g: &Guard,
         garbage: &mut Garbage,
@@ -882,7 +956,7 @@ where
             if let Some(next) = next {
                 // SAFETY: under the lock, the spot's path is the live tree's; `next` is a
                 // live slot of the leaf or the new one.
-                unsafe { self.rename_sep(root, &mut spot, next, garbage) };
+                unsafe { self.rename_sep(root, spot, next, garbage) };
             }
         }
         // SAFETY: the first `depth` steps were written by `find` (and kept current by
@@ -893,24 +967,43 @@ where
             out: None,
             added: false,
         };
-        let mut srcs: [*const L::Slot; TREE_LEAF_SLOTS + 1] = [ptr::null(); TREE_LEAF_SLOTS + 1];
+        let mut srcs: [*const L::Slot; TREE_LEAF_SLOTS + 1];
         let up = match (change, found) {
             (Change::Keep, _) | (Change::Remove, Err(_)) => return wrote,
             (Change::Put(new), Ok(i)) => {
                 let new = ManuallyDrop::new(new);
-                for (j, x) in s.iter().enumerate() {
-                    srcs[j] = if j == i { &*new } else { x };
-                }
-                // SAFETY: the sources are the leaf's live slots and `new`; no more than
-                // the leaf had.
-                let n = unsafe { alloc_leaf(&srcs[..s.len()]) };
+                let n = s.len();
+                // SAFETY: `n` slots: the leaf's live ones, slot `i` then replaced by `new`
+                // (bitwise; the old leaf keeps its own copies, never dropped).
+                let n = unsafe {
+                    alloc_leaf_with::<L::Slot>(n, |f| {
+                        f.extend(&s[..i]);
+                        f.push(&new);
+                        f.extend(&s[i + 1..]);
+                    })
+                };
                 // SAFETY: slot `i` is live in the leaf (bitwise copy; the caller retires it).
                 wrote.out = Some(ManuallyDrop::new(unsafe { ptr::read(&s[i]) }));
                 Up::One(n)
             }
+            (Change::Put(new), Err(i)) if s.len() < self.caps.leaf => {
+                wrote.added = true;
+                let new = ManuallyDrop::new(new);
+                let n = s.len();
+                // SAFETY: `n + 1 <= caps.leaf` slots: the leaf's before `i`, `new`, the
+                // leaf's from `i` on (bitwise copies).
+                Up::One(unsafe {
+                    alloc_leaf_with::<L::Slot>(n + 1, |f| {
+                        f.extend(&s[..i]);
+                        f.push(&new);
+                        f.extend(&s[i..]);
+                    })
+                })
+            }
             (Change::Put(new), Err(i)) => {
                 wrote.added = true;
                 let new = ManuallyDrop::new(new);
+                srcs = [ptr::null(); TREE_LEAF_SLOTS + 1];
                 for (j, src) in srcs.iter_mut().enumerate().take(s.len() + 1) {
                     *src = match j.cmp(&i) {
                         Cmp::Less => &s[j],
@@ -922,17 +1015,16 @@ where
                 unsafe { self.leaves_of(&srcs[..=s.len()]) }
             }
             (Change::Remove, Ok(i)) => {
-                let mut n = 0;
-                for (j, x) in s.iter().enumerate() {
-                    if j != i {
-                        srcs[n] = x;
-                        n += 1;
-                    }
-                }
                 // SAFETY: slot `i` is live in the leaf.
                 wrote.out = Some(ManuallyDrop::new(unsafe { ptr::read(&s[i]) }));
-                // SAFETY: the leaf's live slots but one.
-                Up::One(unsafe { alloc_leaf(&srcs[..n]) })
+                let n = s.len();
+                // SAFETY: the leaf's live slots but slot `i` (bitwise copies).
+                Up::One(unsafe {
+                    alloc_leaf_with::<L::Slot>(n - 1, |f| {
+                        f.extend(&s[..i]);
+                        f.extend(&s[i + 1..]);
+                    })
+                })
             }
         };
         garbage.push_leaf::<L::Slot>(NonNull::from(leaf).cast());
@@ -1050,11 +1142,11 @@ where
         K: Borrow<Q>,
     {
         // SAFETY: the caller's contract.
-        let spot = unsafe { self.find(root, q, g) };
+        let mut spot = unsafe { self.find(root, q, g) };
         // SAFETY: the spot just found, under the lock.
         let change = f(unsafe { self.entry_at(&spot, g) });
         // SAFETY: as above; the tree did not change since (`f` cannot reach it).
-        unsafe { self.apply(root, spot, change, g, garbage) }
+        unsafe { self.apply(root, &mut spot, change, g, garbage) }
     }
 
     /// One leaf of `srcs` if they fit, else two halves and the separator between them.
@@ -1495,7 +1587,7 @@ unsafe fn free_node<S, P>(h: NonNull<Head>) {
 
 impl Garbage {
     fn push_leaf<S>(&mut self, h: NonNull<Head>) {
-        self.nodes.push(DeadNode {
+        self.push(DeadNode {
             node: h,
             free: free_leaf::<S>,
             bytes: core::mem::size_of::<Leaf<S>>(),
@@ -1503,7 +1595,7 @@ impl Garbage {
     }
 
     fn push_inner<P>(&mut self, h: NonNull<Head>) {
-        self.nodes.push(DeadNode {
+        self.push(DeadNode {
             node: h,
             free: free_inner::<P>,
             bytes: core::mem::size_of::<Inner<P>>(),
