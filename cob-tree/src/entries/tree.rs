@@ -555,6 +555,9 @@ unsafe fn free_inner<P>(h: NonNull<Head>) {
 #[derive(Clone, Copy)]
 struct Step<'n, P> {
     node: &'n Inner<P>,
+    /// The node's pointer as the tree holds it (what frees it: a pointer made from `node`
+    /// would only allow reads).
+    ptr: NonNull<Head>,
     at: usize,
 }
 
@@ -564,6 +567,7 @@ pub(crate) struct Spot<'r, S, P> {
     path: [MaybeUninit<Step<'r, P>>; MAX_HEIGHT],
     depth: usize,
     leaf: Option<&'r Leaf<S>>,
+    leaf_ptr: NonNull<Head>,
     at: Result<usize, usize>,
 }
 
@@ -878,6 +882,7 @@ where
             path: [const { MaybeUninit::uninit() }; MAX_HEIGHT],
             depth: 0,
             leaf: None,
+            leaf_ptr: NonNull::dangling(),
             at: Err(0),
         };
         let mut h =
@@ -893,12 +898,17 @@ where
                         spot.depth < MAX_HEIGHT,
                         "CobTree: tree deeper than {MAX_HEIGHT}"
                     );
-                    spot.path[spot.depth].write(Step { node: n, at });
+                    spot.path[spot.depth].write(Step {
+                        node: n,
+                        at,
+                        ptr: h,
+                    });
                     spot.depth += 1;
                     h = kid(n, at);
                 }
                 Node::Leaf(l) => {
                     spot.leaf = Some(l);
+                    spot.leaf_ptr = h;
                     // SAFETY: as above.
                     spot.at = unsafe { self.search(l, q, g) };
                     return spot;
@@ -1027,7 +1037,7 @@ where
                 })
             }
         };
-        garbage.push_leaf::<L::Slot>(NonNull::from(leaf).cast());
+        garbage.push_leaf::<L::Slot>(spot.leaf_ptr);
         // SAFETY: under the lock, the path's nodes are the live tree's.
         unsafe { self.rise(root, path, up, garbage) };
         wrote
@@ -1043,6 +1053,7 @@ where
             path: [const { MaybeUninit::uninit() }; MAX_HEIGHT],
             depth: 0,
             leaf: None,
+            leaf_ptr: NonNull::dangling(),
             at: Err(0),
         };
         let mut h =
@@ -1056,12 +1067,17 @@ where
                         spot.depth < MAX_HEIGHT,
                         "CobTree: tree deeper than {MAX_HEIGHT}"
                     );
-                    spot.path[spot.depth].write(Step { node: n, at });
+                    spot.path[spot.depth].write(Step {
+                        node: n,
+                        at,
+                        ptr: h,
+                    });
                     spot.depth += 1;
                     h = kid(n, at);
                 }
                 Node::Leaf(l) => {
                     spot.leaf = Some(l);
+                    spot.leaf_ptr = h;
                     let len = l.head.len as usize;
                     spot.at = if len == 0 {
                         Err(0)
@@ -1095,7 +1111,7 @@ where
         let Some(d) = path.iter().rposition(|st| st.at > 0) else {
             return;
         };
-        let Step { node: n, at } = path[d];
+        let Step { node: n, at, ptr } = path[d];
         // SAFETY: the caller's contract.
         let sep = ManuallyDrop::new(L::sep(unsafe { &*next }));
         let ps = seps(n);
@@ -1113,15 +1129,22 @@ where
         if d == 0 {
             root.0.store(new.as_ptr(), Ordering::Release);
         } else {
-            let Step { node: p, at: pa } = path[d - 1];
+            let Step {
+                node: p, at: pa, ..
+            } = path[d - 1];
             p.kids[pa].store(new.as_ptr(), Ordering::Release);
         }
-        garbage.push_inner::<L::Sep>(NonNull::from(n).cast());
+        garbage.push_inner::<L::Sep>(ptr);
+        let new_ptr = new;
         // SAFETY: `new` is live (just published) for as long as the lock is held.
         let Node::Inner(new) = (unsafe { node::<'r, L::Slot, L::Sep>(new) }) else {
             unreachable!("an inner node")
         };
-        spot.path[d].write(Step { node: new, at });
+        spot.path[d].write(Step {
+            node: new,
+            at,
+            ptr: new_ptr,
+        });
     }
 
     /// `f` sees the entry equal to `q` (or `None`) and says what to do; the tree changes
@@ -1240,7 +1263,7 @@ where
                 }
                 _ => {}
             }
-            let Step { node: p, at } = path[d - 1];
+            let Step { node: p, at, ptr } = path[d - 1];
             let ps = seps(p);
             let len = p.head.len as usize;
             match up {
@@ -1251,13 +1274,13 @@ where
                 }
                 Up::One(n) => {
                     // `n` underflows: merge with or borrow from a sibling, rebuilding `p`.
-                    garbage.push_inner::<L::Sep>(NonNull::from(p).cast());
+                    garbage.push_inner::<L::Sep>(ptr);
                     // SAFETY: under the lock; `n` is this write's, the sibling `p`'s.
                     up = unsafe { self.rebalance(p, at, n, garbage) };
                     d -= 1;
                 }
                 Up::Two(a, sep, b) => {
-                    garbage.push_inner::<L::Sep>(NonNull::from(p).cast());
+                    garbage.push_inner::<L::Sep>(ptr);
                     // `p` with child `at` replaced by `a`, `sep`, `b`.
                     let mut ss: [*const L::Sep; TREE_FANOUT] = [ptr::null(); TREE_FANOUT];
                     let mut ks: [NonNull<Head>; TREE_FANOUT + 1] =
