@@ -71,6 +71,15 @@ fn tables() -> Vec<Table> {
         v
     };
     let any = |_: u64| true;
+    let corpus = |ops: [&'static str; 6]| {
+        let mut v: Vec<Cell> = ops[..5]
+            .iter()
+            .map(|&op| cell("real-text", op, "ns/op", any))
+            .collect();
+        v.push(cell("real-text", ops[5], "total B/item", any));
+        v
+    };
+    let building = |op: &'static str| vec![cell("real-text", op, "ns/op", any)];
     vec![
         Table {
             title: "Strings: which type for which length (construct, clone+drop and traverse \
@@ -87,6 +96,77 @@ fn tables() -> Vec<Table> {
                 ("16", strings(|l| l == 16)),
                 ("17-24", strings(|l| (17..=24).contains(&l))),
                 ("25-64", strings(|l| (25..=64).contains(&l))),
+            ],
+        },
+        Table {
+            title: "Real text: which type for which corpus (Rust sources harvested at run \
+                    time; total bytes = handle + heap per string)",
+            row_name: "corpus",
+            columns: &[
+                "fastest to build",
+                "fastest to clone",
+                "fastest to sort",
+                "fastest hash set build",
+                "fastest hash lookup",
+                "fewest total bytes",
+            ],
+            rows: vec![
+                (
+                    "identifiers",
+                    corpus([
+                        "identifiers build",
+                        "identifiers clone",
+                        "identifiers sort",
+                        "identifiers hash set build",
+                        "identifiers hash lookup",
+                        "identifiers build",
+                    ]),
+                ),
+                (
+                    "trimmed lines",
+                    corpus([
+                        "lines build",
+                        "lines clone",
+                        "lines sort",
+                        "lines hash set build",
+                        "lines hash lookup",
+                        "lines build",
+                    ]),
+                ),
+                (
+                    "string literals",
+                    corpus([
+                        "literals build",
+                        "literals clone",
+                        "literals sort",
+                        "literals hash set build",
+                        "literals hash lookup",
+                        "literals build",
+                    ]),
+                ),
+            ],
+        },
+        Table {
+            title: "Real text: building strings (identifier pairs, number literals)",
+            row_name: "operation",
+            columns: &["fastest"],
+            rows: vec![
+                (
+                    "join identifier pairs with push_str",
+                    building("identifier pairs push_str"),
+                ),
+                (
+                    "format \"{a}::{b}\" from identifier pairs",
+                    building("identifier pairs format"),
+                ),
+                (
+                    "integer literals to string",
+                    building("integer literals to string"),
+                ),
+                (
+                    "float literals to string",
+                    building("float literals to string"),
+                ),
             ],
         },
         Table {
@@ -242,7 +322,7 @@ pub fn code(name: &str) -> String {
 fn unit(metric: &str) -> &str {
     match metric {
         "ns/op" => "ns",
-        "physical B/item" => "B",
+        "physical B/item" | "total B/item" => "B",
         "peak RSS MiB" => "MiB",
         m => m,
     }

@@ -11,6 +11,7 @@
 pub mod advice;
 pub mod callgrind;
 pub mod cli;
+pub mod corpus;
 pub mod counting;
 pub mod fmt;
 pub mod goal;

@@ -8,6 +8,7 @@ pub mod alloc;
 pub mod group;
 pub mod mix;
 pub mod objects;
+pub mod real_text;
 pub mod std_strings;
 pub mod strings;
 pub mod tree;
@@ -21,6 +22,7 @@ pub fn all() -> Vec<Group> {
     let mut all = vec![
         std_strings::GROUP,
         strings::GROUP,
+        real_text::GROUP,
         tree::GROUP,
         objects::GROUP,
         alloc::GROUP,
