@@ -34,10 +34,7 @@ pub use repr::heap::{
     COMPACT_HEADER_SIZE, Compact, EXACT_HEADER_SIZE, HeaderPolicy, MAX_REFCOUNT, WIDE_HEADER_SIZE,
     WIDE_SENTINEL, Wide,
 };
-pub use repr::{
-    C_INLINE_CAPACITY, HEAP_TAG, INLINE_CAPACITY, INLINE_TAG_BASE, MAX_LEN, MAX_WORD_LEN,
-    STATIC_TAG,
-};
+pub use repr::{C_INLINE_CAPACITY, INLINE_CAPACITY, MAX_LEN, MAX_WORD_LEN};
 pub use string::{LeanString, LeanStringWith, WideLeanString};
 #[doc(hidden)]
 pub use traits::__format_lean;
