@@ -283,6 +283,17 @@ impl Deref for LeanStr {
 
 crate::traits::str_traits!([] LeanStr);
 
+impl crate::traits::Contents for LeanStr {
+    #[inline]
+    fn contents_eq(&self, other: &Self) -> bool {
+        self.repr.eq_contents(&other.repr)
+    }
+    #[inline]
+    fn contents_cmp(&self, other: &Self) -> core::cmp::Ordering {
+        self.repr.cmp_contents(&other.repr)
+    }
+}
+
 impl From<&str> for LeanStr {
     #[inline]
     #[track_caller]

@@ -299,7 +299,7 @@ impl<L: HeaderPolicy> LeanStringWith<L> {
     /// Fallible [`push`](Self::push).
     #[inline]
     pub fn try_push(&mut self, ch: char) -> Result<(), ReserveError> {
-        self.repr.push_str(ch.encode_utf8(&mut [0; 4]))
+        self.repr.append(ch.encode_utf8(&mut [0; 4]))
     }
 
     /// Removes and returns the last char. A shared or static string only shortens its own
@@ -331,7 +331,7 @@ impl<L: HeaderPolicy> LeanStringWith<L> {
         if string.is_empty() {
             return Ok(());
         }
-        self.repr.push_str(string)
+        self.repr.append(string)
     }
 
     /// Appends a copy of the bytes in `src`, a range of the string itself.
@@ -677,6 +677,17 @@ impl<L: HeaderPolicy> DerefMut for LeanStringWith<L> {
 }
 
 crate::traits::str_traits!([L: HeaderPolicy] LeanStringWith<L>);
+
+impl<L: HeaderPolicy> crate::traits::Contents for LeanStringWith<L> {
+    #[inline]
+    fn contents_eq(&self, other: &Self) -> bool {
+        self.repr.eq_contents(&other.repr)
+    }
+    #[inline]
+    fn contents_cmp(&self, other: &Self) -> core::cmp::Ordering {
+        self.repr.cmp_contents(&other.repr)
+    }
+}
 
 impl<L: HeaderPolicy> From<&str> for LeanStringWith<L> {
     #[inline]

@@ -64,7 +64,7 @@ macro_rules! str_traits {
         impl<$($g)*> PartialEq for $t {
             #[inline]
             fn eq(&self, other: &Self) -> bool {
-                self.as_str() == other.as_str()
+                $crate::traits::Contents::contents_eq(self, other)
             }
         }
         impl<$($g)*> PartialEq<str> for $t {
@@ -118,7 +118,7 @@ macro_rules! str_traits {
         impl<$($g)*> Ord for $t {
             #[inline]
             fn cmp(&self, other: &Self) -> core::cmp::Ordering {
-                self.as_str().cmp(other.as_str())
+                $crate::traits::Contents::contents_cmp(self, other)
             }
         }
         impl<$($g)*> PartialOrd for $t {
@@ -136,6 +136,24 @@ macro_rules! str_traits {
     };
 }
 pub(crate) use str_traits;
+
+/// How a string type compares its contents for `Eq` and `Ord`: as `str` does, by default.
+/// `LeanString` and `LeanStr` compare two inline strings in registers instead.
+pub(crate) trait Contents {
+    fn contents_eq(&self, other: &Self) -> bool;
+    fn contents_cmp(&self, other: &Self) -> core::cmp::Ordering;
+}
+
+impl Contents for crate::LeanCString {
+    #[inline]
+    fn contents_eq(&self, other: &Self) -> bool {
+        self.as_str() == other.as_str()
+    }
+    #[inline]
+    fn contents_cmp(&self, other: &Self) -> core::cmp::Ordering {
+        self.as_str().cmp(other.as_str())
+    }
+}
 
 impl<L: HeaderPolicy> PartialEq<LeanStr> for LeanStringWith<L> {
     #[inline]
@@ -319,6 +337,23 @@ impl ToLeanString for str {
 }
 
 impl<T: fmt::Display> ToLeanString for T {
+    /// The fast paths' string comes straight back (no `Result` layers to unpack).
+    #[inline]
+    #[track_caller]
+    fn to_lean_string(&self) -> LeanString {
+        match fast::<T, LeanString>(self) {
+            Some(Ok(s)) => s,
+            Some(Err(e)) => e.raise(),
+            None => match format::<ToLeanStringError>(format_args!("{self}")) {
+                Ok(s) => s,
+                Err(ToLeanStringError::Reserve(e)) => e.raise(),
+                Err(ToLeanStringError::Fmt(_)) => {
+                    panic!("a Display implementation returned an error unexpectedly")
+                }
+            },
+        }
+    }
+
     #[inline]
     fn try_to_lean_string(&self) -> Result<LeanString, ToLeanStringError> {
         match fast::<T, LeanString>(self) {

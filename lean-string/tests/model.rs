@@ -434,6 +434,29 @@ proptest! {
     }
 
     #[test]
+    fn ordering_and_equality_match_str(
+        a in text(), b in text(), ka in 0usize..50, kb in 0usize..50, share in any::<bool>()
+    ) {
+        // Cut each string to a char boundary after building it, so the inline ones keep
+        // stale bytes past their length; `share` keeps heap ones shared when cut.
+        let cut = |s: &str, k: usize| {
+            let k = boundary(s, k.min(s.len()));
+            let mut l = lean_string::LeanString::from(s);
+            let keep = l.clone();
+            l.truncate(k);
+            (l, if share { Some(keep) } else { None }, s[..k].to_owned())
+        };
+        let (la, _ka, sa) = cut(&format!("{a}{b}"), ka);
+        let (lb, _kb, sb) = cut(&format!("{b}{a}"), kb);
+        assert_eq!(la.cmp(&lb), sa.cmp(&sb), "{sa:?} vs {sb:?}");
+        assert_eq!(la == lb, sa == sb, "{sa:?} vs {sb:?}");
+        assert_eq!(la.cmp(&la.clone()), std::cmp::Ordering::Equal);
+        let (fa, fb) = (LeanStr::from(sa.as_str()), LeanStr::from(sb.as_str()));
+        assert_eq!(fa.cmp(&fb), sa.cmp(&sb));
+        assert_eq!(fa == fb, sa == sb);
+    }
+
+    #[test]
     fn lean_str_matches_str(parts in proptest::collection::vec(text(), 0..6), st in 0usize..STATICS.len()) {
         let joined: String = parts.concat();
         let s = LeanStr::from(joined.as_str());

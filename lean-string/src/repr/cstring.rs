@@ -119,6 +119,8 @@ unsafe impl Shared for CRepr {
 
     const INLINE_CAP: usize = C_INLINE_CAPACITY;
 
+    const LEAN_INLINE: bool = false;
+
     #[inline(always)]
     fn inline(bytes: &[u8]) -> Self {
         Self {

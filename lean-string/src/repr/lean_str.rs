@@ -79,6 +79,18 @@ impl StrRepr {
         self.w.str_bytes(false)
     }
 
+    /// `str` ordering, inline strings compared in registers.
+    #[inline(always)]
+    pub(crate) fn cmp_contents(&self, other: &Self) -> core::cmp::Ordering {
+        self.w.str_cmp(&other.w, false)
+    }
+
+    /// `str` equality, inline strings compared in registers.
+    #[inline(always)]
+    pub(crate) fn eq_contents(&self, other: &Self) -> bool {
+        self.w.str_eq(&other.w, false)
+    }
+
     #[inline(always)]
     pub(crate) const fn as_str(&self) -> &str {
         // SAFETY: constructors only store valid UTF-8.
@@ -131,6 +143,8 @@ unsafe impl Shared for StrRepr {
     }
 
     const INLINE_CAP: usize = INLINE_CAPACITY;
+
+    const LEAN_INLINE: bool = true;
 
     #[inline(always)]
     fn inline(bytes: &[u8]) -> Self {

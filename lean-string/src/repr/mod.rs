@@ -22,6 +22,7 @@ pub(crate) use mutable::Mutable;
 pub(crate) use shared::{Shared, ascii_case, repeat};
 pub(crate) use string::Repr;
 
+use core::cmp::Ordering;
 use core::mem::size_of;
 use core::ptr::{self, NonNull};
 use core::slice;
@@ -36,6 +37,24 @@ pub(crate) enum Kind {
 
 /// Bytes in a machine word.
 const WORD: usize = size_of::<usize>();
+/// Two words as one integer: an inline string's ordering key ([`Words::inline_key`]).
+#[cfg(target_pointer_width = "64")]
+type InlineKey = u128;
+#[cfg(target_pointer_width = "32")]
+type InlineKey = u64;
+const _: () = assert!(size_of::<InlineKey>() == 2 * WORD);
+
+/// `KEEP[len]`: the top `len` bytes of an [`InlineKey`] set, the rest clear (a table: one
+/// load where the shifts for all 17 lengths would need a branch or several moves).
+static KEEP: [InlineKey; INLINE_CAPACITY + 1] = {
+    let mut t = [0; INLINE_CAPACITY + 1];
+    let mut len = 1;
+    while len <= INLINE_CAPACITY {
+        t[len] = InlineKey::MAX << (8 * (INLINE_CAPACITY - len));
+        len += 1;
+    }
+    t
+};
 /// Bytes stored inline by `LeanString` and `LeanStr`: 16 on 64-bit, 8 on 32-bit.
 pub const INLINE_CAPACITY: usize = 2 * WORD;
 /// Bytes stored inline by `LeanCString` (one fewer: the last byte doubles as the NUL).
@@ -329,6 +348,48 @@ impl Words {
         unsafe { slice::from_raw_parts(ptr, len) }
     }
 
+    /// An inline `LeanString`/`LeanStr` as an ordering key: its bytes as one big-endian
+    /// integer with the bytes past its length cleared (a shorter string may hold stale
+    /// bytes there, and the tag), then the length. Keys order exactly as the strings' bytes
+    /// do: the first differing byte decides, and where one string is a prefix of the other
+    /// the integers are equal and the shorter length comes first. Inline strings only.
+    #[inline(always)]
+    fn inline_key(&self) -> (InlineKey, usize) {
+        debug_assert!(self.last() < HEAP_TAG);
+        let mut len = self.last().wrapping_sub(INLINE_TAG_BASE) as usize;
+        if len > INLINE_CAPACITY {
+            len = INLINE_CAPACITY;
+        }
+        let raw = self.raw();
+        // Word 0 of an inline string holds bytes (no provenance): its address is the
+        // integer whose memory bytes they are, as `w1` is.
+        let hi = usize::from_be(raw.w0.addr()) as InlineKey;
+        let lo = usize::from_be(raw.w1) as InlineKey;
+        let key = (hi << (WORD * 8)) | lo;
+        (key & KEEP[len], len)
+    }
+
+    /// `str` ordering of two `LeanString`s or `LeanStr`s. Two inline strings compare their
+    /// [`inline_key`](Self::inline_key)s: integers built from the words already in
+    /// registers, with no `memcmp` call and nothing that a sort has to reload for its pivot.
+    /// Anything else compares the bytes. `long_len` as in [`str_bytes`](Self::str_bytes).
+    #[inline(always)]
+    fn str_cmp(&self, other: &Self, long_len: bool) -> Ordering {
+        if (self.last() < HEAP_TAG) & (other.last() < HEAP_TAG) {
+            return self.inline_key().cmp(&other.inline_key());
+        }
+        self.str_bytes(long_len).cmp(other.str_bytes(long_len))
+    }
+
+    /// `str` equality, with the same inline fast path as [`str_cmp`](Self::str_cmp).
+    #[inline(always)]
+    fn str_eq(&self, other: &Self, long_len: bool) -> bool {
+        if (self.last() < HEAP_TAG) & (other.last() < HEAP_TAG) {
+            return self.inline_key() == other.inline_key();
+        }
+        self.str_bytes(long_len) == other.str_bytes(long_len)
+    }
+
     /// The `&'static str` a static `LeanString` or `LeanStr` wraps.
     const fn as_static_str(&self) -> Option<&'static str> {
         if self.last() == STATIC_TAG {
@@ -432,6 +493,38 @@ const fn inline_string(bytes: &[u8]) -> Words {
     unsafe { Words::from_parts(ptr::without_provenance(w0.to_le()), w1 | inline_tag(len)) }
 }
 
+/// The inline `LeanString` `w` of `len` bytes with `bytes` appended, built in registers:
+/// the old bytes (cut to `len`, dropping any stale ones) and `bytes` shifted to start at
+/// `len` become the two words, stored whole. No `memcpy` call and no byte stores.
+/// `len + bytes.len() <= INLINE_CAPACITY`, and `bytes` is valid UTF-8.
+#[inline(always)]
+fn inline_append(w: &Words, len: usize, bytes: &[u8]) -> Words {
+    let new_len = len + bytes.len();
+    debug_assert!(w.last() < HEAP_TAG && new_len <= INLINE_CAPACITY);
+    const BITS: u32 = (WORD * 8) as u32;
+    let raw = w.raw();
+    // Word 0 of an inline string holds bytes (no provenance): its address is the integer
+    // whose memory bytes they are. Little-endian values: byte `i` at bits `8 * i`.
+    let old = (usize::from_le(raw.w0.addr()) as InlineKey)
+        | ((usize::from_le(raw.w1) as InlineKey) << BITS);
+    let (lo, hi) = inline_words(bytes);
+    let add = (lo as InlineKey) | ((hi as InlineKey) << BITS);
+    // The low `len` bytes: `KEEP`'s top `len` bytes, byte-reversed. At capacity there is
+    // nothing to add (`add == 0`), so the wrapped shift is harmless.
+    let keep = KEEP[len].swap_bytes();
+    let new = (old & keep) | add.wrapping_shl(8 * len as u32);
+    let (w0, w1) = (new as usize, (new >> BITS) as usize);
+    // SAFETY: the bytes past `new_len` are zero, so the last byte is `inline_tag`'s
+    // `0xC0 + new_len` below capacity, and at capacity the string's own final byte, which
+    // valid UTF-8 keeps below 0xC0. Word 0 holds bytes: stored in little-endian order.
+    unsafe {
+        Words::from_parts(
+            ptr::without_provenance(w0.to_le()),
+            w1 | inline_tag(new_len),
+        )
+    }
+}
+
 /// Word 1's tag bits for an inline string of `len <= INLINE_CAPACITY` bytes, without a
 /// branch: `(0xC0 + len) << LEN_BITS` below capacity, 0 for a full string (whose last byte
 /// is its own data). Below capacity the low byte of `len - CAP` is `256 - CAP + len`,
@@ -498,6 +591,49 @@ mod has_nul_tests {
                 assert!(super::has_nul(&v), "len {n}, nul at {i}");
                 v[i] = 0x80; // high bytes must not look like zeros
                 assert!(!super::has_nul(&v), "len {n}, 0x80 at {i}");
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod inline_order_tests {
+    use crate::{LeanStr, LeanString};
+    use alloc::string::String;
+    use alloc::vec::Vec;
+
+    /// Every inline length against every other, with stale bytes past the length (cut
+    /// from longer text), NULs, and bytes that differ only in their high bits.
+    #[test]
+    fn inline_keys_order_and_compare_as_str() {
+        let mut texts: Vec<String> = Vec::new();
+        for len in 0..=super::INLINE_CAPACITY + 1 {
+            for fill in ["a", "\0", "z", "\u{e9}"] {
+                let mut t: String = fill.repeat(len);
+                t.truncate(t.char_indices().map(|(i, _)| i).nth(len).unwrap_or(t.len()));
+                texts.push(t);
+            }
+            texts.push("ab\0".repeat(6)[..len.min(18)].into());
+        }
+        let cut = |t: &str| {
+            // A full inline string (or a longer heap one) cut to `t`: the inline bytes past
+            // the length keep the old text.
+            let full = alloc::format!("{t}{}", "\u{7f}".repeat(super::INLINE_CAPACITY));
+            let mut l = LeanString::from(&full[..t.len().max(super::INLINE_CAPACITY)]);
+            l.truncate(t.len());
+            l
+        };
+        // Under Miri a sample of the left-hand strings meets every right-hand one.
+        let step = if cfg!(miri) { 7 } else { 1 };
+        for a in texts.iter().step_by(step) {
+            for b in &texts {
+                let (la, lb) = (cut(a), cut(b));
+                assert_eq!(la.as_str(), a);
+                assert_eq!(la.cmp(&lb), a.as_str().cmp(b.as_str()), "{a:?} vs {b:?}");
+                assert_eq!(la == lb, a == b, "{a:?} vs {b:?}");
+                let (fa, fb) = (LeanStr::from(a.as_str()), LeanStr::from(b.as_str()));
+                assert_eq!(fa.cmp(&fb), a.as_str().cmp(b.as_str()), "{a:?} vs {b:?}");
+                assert_eq!(fa == fb, a == b);
             }
         }
     }

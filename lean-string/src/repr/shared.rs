@@ -46,6 +46,11 @@ pub(crate) unsafe trait Shared: Sized {
     /// Bytes an inline string can hold.
     const INLINE_CAP: usize;
 
+    /// `true` if inline strings use the `LeanString`/`LeanStr` encoding
+    /// ([`inline_string`](super::inline_string)'s words), so that such words may be passed
+    /// to [`from_words`](Self::from_words).
+    const LEAN_INLINE: bool;
+
     /// An inline string holding `bytes` (at most `INLINE_CAP` of them, valid contents).
     fn inline(bytes: &[u8]) -> Self;
 

@@ -7,7 +7,10 @@ use core::ptr;
 use super::heap::{self, HeaderPolicy};
 use super::mutable::{Mutable, mutable_from_str, mutable_from_str_or_raise};
 use super::shared::Shared;
-use super::{INLINE_CAPACITY, INLINE_TAG_BASE, Kind, LEN_BITS, MAX_WORD_LEN, Words, inline_string};
+use super::{
+    HEAP_TAG, INLINE_CAPACITY, INLINE_TAG_BASE, Kind, LEN_BITS, MAX_LEN, MAX_WORD_LEN, Words,
+    inline_append, inline_string,
+};
 use crate::error::ReserveError;
 
 pub(crate) struct Repr<L: HeaderPolicy> {
@@ -66,6 +69,18 @@ impl<L: HeaderPolicy> Repr<L> {
         unsafe { core::str::from_utf8_unchecked(self.as_bytes()) }
     }
 
+    /// `str` ordering, inline strings compared in registers.
+    #[inline(always)]
+    pub(crate) fn cmp_contents(&self, other: &Self) -> core::cmp::Ordering {
+        self.w.str_cmp(&other.w, true)
+    }
+
+    /// `str` equality, inline strings compared in registers.
+    #[inline(always)]
+    pub(crate) fn eq_contents(&self, other: &Self) -> bool {
+        self.w.str_eq(&other.w, true)
+    }
+
     #[inline(always)]
     pub(crate) const fn len(&self) -> usize {
         self.as_bytes().len()
@@ -79,6 +94,48 @@ impl<L: HeaderPolicy> Repr<L> {
     #[inline(always)]
     pub(crate) fn from_str_or_raise(s: &str) -> Self {
         mutable_from_str_or_raise(s)
+    }
+
+    /// `push_str`: an inline string that stays inline is rebuilt in registers with `s`
+    /// appended ([`inline_append`]); one that outgrows the inline bytes moves straight into
+    /// a heap buffer of the amortised capacity ([`spill`](Self::spill)); heap and static
+    /// strings take [`Mutable::push_str`]. On error nothing changes.
+    #[inline(always)]
+    pub(crate) fn append(&mut self, s: &str) -> Result<(), ReserveError> {
+        let last = self.w.last();
+        if last < HEAP_TAG {
+            let len = (last.wrapping_sub(INLINE_TAG_BASE) as usize).min(INLINE_CAPACITY);
+            if s.len() <= INLINE_CAPACITY - len {
+                self.w = inline_append(&self.w, len, s.as_bytes());
+                return Ok(());
+            }
+            return self.spill(len, s);
+        }
+        Mutable::push_str(self, s)
+    }
+
+    /// An inline string of `len` bytes plus `s` (more than fits inline) into a fresh heap
+    /// buffer of `max(needed, len + len / 2)` bytes, `make_mut`'s amortised growth: the
+    /// inline bytes and `s` are copied once, with no intermediate copy of the string.
+    #[inline(never)]
+    fn spill(&mut self, len: usize, s: &str) -> Result<(), ReserveError> {
+        let needed = len.checked_add(s.len()).ok_or(ReserveError)?;
+        if needed > MAX_LEN {
+            return Err(ReserveError);
+        }
+        let capacity = needed.max(len + len / 2);
+        let data = heap::allocate(capacity, L::FORCE_WIDE)?;
+        let dst = data.as_ptr();
+        // SAFETY: the fresh buffer holds `capacity >= len + s.len()` bytes and is distinct
+        // from both sources: the inline bytes at the start of `self.w`, then `s`.
+        unsafe { ptr::copy_nonoverlapping(self.w.base(), dst, len) };
+        // SAFETY: as above, after the `len` bytes just written.
+        unsafe { ptr::copy_nonoverlapping(s.as_ptr(), dst.wrapping_add(len), s.len()) };
+        // SAFETY: a fresh unique buffer of capacity >= needed, all `needed` bytes valid
+        // UTF-8 (the old contents, then `s`). The inline words own nothing, so overwriting
+        // them leaks nothing.
+        self.w = unsafe { Words::heap(dst, needed) };
+        Ok(())
     }
 
     /// `true` if the buffer has the wide header (tests and benchmarks).
@@ -109,6 +166,8 @@ unsafe impl<L: HeaderPolicy> Shared for Repr<L> {
     }
 
     const INLINE_CAP: usize = INLINE_CAPACITY;
+
+    const LEAN_INLINE: bool = true;
 
     #[inline(always)]
     fn inline(bytes: &[u8]) -> Self {
