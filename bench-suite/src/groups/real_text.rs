@@ -293,7 +293,17 @@ fn corpus_rows<T: Peer>(ctx: &mut Ctx<'_>, c: &Corpus, distinct: usize) -> Bench
             },
             |v| same_fold(v, n, want),
         )?;
-        let built: Vec<T> = src.iter().map(|s| T::make(s)).collect();
+        // The vector and set the other rows read, built only when one of them runs (not in
+        // the counting pass, nor for a `--filter` that leaves them out).
+        let needed = !ctx.counting()
+            && ["clone", "sort", "hash set build", "hash lookup"]
+                .iter()
+                .any(|w| ctx.selected(&case(w)));
+        let built: Vec<T> = if needed {
+            src.iter().map(|s| T::make(s)).collect()
+        } else {
+            Vec::new()
+        };
         ctx.time(
             &case("clone"),
             n as u64,
