@@ -3,8 +3,9 @@
 //!
 //! The digits come from `core`'s shortest-representation formatter (`{:e}`). Between two
 //! shortest candidates at exactly the same distance `core` takes the larger, while
-//! `lean_string` (via the `zmij` crate) takes the even one; such exact ties are detected and
-//! the last digit moved down, so the text is the same in every case. Plain decimal notation
+//! `lean_string` (via the `zmij` crate) takes the even one; such exact ties are detected
+//! with integer arithmetic on the float's bits and the last digit moved down, so the text
+//! is the same in every case. Plain decimal notation
 //! is used for decimal exponents `-5..=15` (`f64`) and `-6..=12` (`f32`), scientific outside.
 
 use core::fmt::{self, Write};
@@ -50,23 +51,54 @@ pub(crate) trait Float: Copy + fmt::LowerExp + fmt::Display {
     /// Decimal exponents written in plain notation.
     const PLAIN: core::ops::RangeInclusive<i32>;
     /// Significant digits of the longest exact decimal expansion (an upper bound).
+    #[cfg(test)]
     const EXACT_DIGITS: usize;
     fn is_finite(self) -> bool;
+    /// `|self| = m * 2^e` exactly, `m` odd (finite and non-zero values only).
+    fn decompose(self) -> (u64, i32);
+}
+
+/// `m * 2^e` with the trailing zero bits of `m` moved into `e` (`m > 0`).
+fn odd(m: u64, e: i32) -> (u64, i32) {
+    let z = m.trailing_zeros();
+    (m >> z, e + z as i32)
 }
 
 impl Float for f64 {
     const PLAIN: core::ops::RangeInclusive<i32> = -5..=15;
+    #[cfg(test)]
     const EXACT_DIGITS: usize = 767;
     fn is_finite(self) -> bool {
         f64::is_finite(self)
+    }
+    fn decompose(self) -> (u64, i32) {
+        let bits = self.to_bits();
+        let field = ((bits >> 52) & 0x7FF) as i32;
+        let frac = bits & ((1 << 52) - 1);
+        if field == 0 {
+            odd(frac, -1074)
+        } else {
+            odd(frac | (1 << 52), field - 1075)
+        }
     }
 }
 
 impl Float for f32 {
     const PLAIN: core::ops::RangeInclusive<i32> = -6..=12;
+    #[cfg(test)]
     const EXACT_DIGITS: usize = 112;
     fn is_finite(self) -> bool {
         f32::is_finite(self)
+    }
+    fn decompose(self) -> (u64, i32) {
+        let bits = self.to_bits();
+        let field = ((bits >> 23) & 0xFF) as i32;
+        let frac = u64::from(bits & ((1 << 23) - 1));
+        if field == 0 {
+            odd(frac, -149)
+        } else {
+            odd(frac | (1 << 23), field - 150)
+        }
     }
 }
 
@@ -104,8 +136,43 @@ fn parse_sci<const N: usize>(s: &[u8]) -> (bool, Buf<N>, i32) {
 
 /// `true` if `v` lies exactly halfway between `digits` and `digits` with its last digit one
 /// lower, i.e. its exact expansion is those digits with the last lowered, then a 5, then
-/// nothing.
+/// nothing: its significant digits as an integer are `10 * digits - 5`. Integer arithmetic
+/// only: `|v| = m * 2^e` (`m` odd) has the significant digits `m * 5^-e` when `e < 0` (no
+/// trailing zero: the product is odd), and `m / 5^t * 2^(e - t)` when `e >= 0`, `t` being
+/// the trailing decimal zeros (`min(e, fives in m)`). Anything of 20 or more digits cannot
+/// be a tie of at most 17 digits.
 fn is_tie_below<F: Float>(v: F, digits: &[u8]) -> bool {
+    let Some(d) = digits.iter().try_fold(0u64, |a, &b| {
+        a.checked_mul(10)?.checked_add(u64::from(b - b'0'))
+    }) else {
+        return false;
+    };
+    let Some(want) = d.checked_mul(10).and_then(|x| x.checked_sub(5)) else {
+        return false;
+    };
+    let (m, e) = v.decompose();
+    let exact = if e < 0 {
+        5u128
+            .checked_pow(e.unsigned_abs())
+            .and_then(|p| p.checked_mul(u128::from(m)))
+    } else {
+        let mut t = 0;
+        let mut q = m;
+        while t < e && q % 5 == 0 {
+            q /= 5;
+            t += 1;
+        }
+        u128::from(q)
+            .checked_shl((e - t) as u32)
+            .filter(|x| x >> (e - t) == u128::from(q))
+    };
+    exact == Some(u128::from(want))
+}
+
+/// The first form of [`is_tie_below`], through `core`'s exact formatting (slow: two
+/// formatted expansions, one of up to 767 digits); the tests check the two agree.
+#[cfg(test)]
+fn is_tie_below_by_formatting<F: Float>(v: F, digits: &[u8]) -> bool {
     let n = digits.len();
     // Cheap filter first: the expansion rounded to n + 1 digits must read "...(d-1)5".
     let mut short = Buf::<40>::new();
@@ -226,6 +293,65 @@ mod tests {
         ];
         for &(v, want) in cases32 {
             assert_eq!(text(v).as_str(), want, "{v:e}");
+        }
+    }
+
+    #[test]
+    // The ties are written with every digit of their exact binary value on purpose.
+    #[allow(clippy::excessive_precision)]
+    fn the_integer_tie_test_agrees_with_exact_formatting() {
+        use super::{Buf, is_tie_below, is_tie_below_by_formatting, parse_sci};
+        use core::fmt::Write;
+        fn check<F: super::Float>(v: F) -> bool {
+            let mut sci = Buf::<40>::new();
+            write!(sci, "{v:e}").unwrap();
+            let (_, digits, _) = parse_sci::<20>(sci.as_bytes());
+            let tie = is_tie_below(v, digits.as_bytes());
+            assert_eq!(
+                tie,
+                is_tie_below_by_formatting(v, digits.as_bytes()),
+                "{v:e}"
+            );
+            tie
+        }
+        // The known ties, and values near them and around powers of two and ten.
+        let mut ties = 0;
+        for v in [
+            994236187939.28125f64,
+            98081990729980.625,
+            0.5,
+            2.5,
+            1e22,
+            1e23,
+        ] {
+            ties += usize::from(check(v));
+        }
+        for v in [5.97265625f32, 53.0390625, 0.1, 16777216.0] {
+            ties += usize::from(check(v));
+        }
+        assert!(ties >= 2, "the known ties were not found");
+        let mut x: u64 = 0x2545_F491_4F6C_DD1D;
+        for i in 0..if cfg!(miri) { 10 } else { 20_000 } {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            // Few significant bits (where ties live) as well as random bit patterns.
+            let f = if i % 2 == 0 {
+                f64::from_bits(x)
+            } else {
+                ((x >> 40) as f64) * 2f64.powi((x % 40) as i32 - 20)
+            };
+            if f.is_finite() && f != 0.0 {
+                check(f);
+            }
+            let g = if i % 2 == 0 {
+                f32::from_bits((x >> 20) as u32)
+            } else {
+                ((x >> 50) as f32) * 2f32.powi((x % 30) as i32 - 15)
+            };
+            if g.is_finite() && g != 0.0 {
+                check(g);
+            }
         }
     }
 
