@@ -137,14 +137,6 @@ impl Key {
     pub(crate) fn from_raw(id: u32) -> Key {
         Key(id)
     }
-
-    /// Rebuilds a key from an id found in a value word; `None` if no such name exists.
-    pub(crate) fn from_id(id: u32) -> Option<Key> {
-        with_interner(|i| {
-            let name = i.names.get((id & !INDEX_LIKE) as usize)?;
-            (i.ids.get(name) == Some(&id)).then_some(Key(id))
-        })
-    }
 }
 
 /// Id bit of a name whose text is a canonical array index (such a name is the index in
@@ -296,8 +288,5 @@ mod tests {
             PropertyKey::Index(42)
         );
         assert_eq!(Key::new("42").as_str(), "42");
-        let k = Key::new("x42");
-        assert_eq!(Key::from_id(k.id()), Some(k));
-        assert_eq!(Key::from_id(k.id() | INDEX_LIKE), None);
     }
 }

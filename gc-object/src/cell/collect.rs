@@ -79,7 +79,12 @@ impl MarkStack {
 
     /// Traces until no queued cell is left. Weak references and weak maps are set aside:
     /// their targets, keys and values are not traced here.
+    ///
+    /// A cell taken off the stack waits in a small ring for `PREFETCH_DEPTH` more pops
+    /// before it is traced, its memory prefetched meanwhile: on a heap bigger than the
+    /// caches, marking waits on memory, and this overlaps the waits.
     fn drain(&mut self, raw: &dyn RawAlloc, stats: &mut CollectStats) {
+        const PREFETCH_DEPTH: usize = 8;
         let MarkStack {
             cells,
             weak,
@@ -87,7 +92,23 @@ impl MarkStack {
             regs,
             symbols,
         } = self;
-        while let Some(cell) = cells.pop() {
+        let mut ring = [None::<NonNull<ObjectCell>>; PREFETCH_DEPTH];
+        let (mut at, mut waiting) = (0, 0usize);
+        loop {
+            let fresh = cells.pop();
+            if let Some(c) = fresh {
+                prefetch(c.cast());
+                waiting += 1;
+            }
+            let due = core::mem::replace(&mut ring[at], fresh);
+            at = (at + 1) % PREFETCH_DEPTH;
+            let Some(cell) = due else {
+                if waiting == 0 {
+                    break;
+                }
+                continue;
+            };
+            waiting -= 1;
             stats.marked += 1;
             // SAFETY: `cell` is a live cell of this heap (reached from a root).
             match unsafe { cell_kind(cell.cast()) } {
@@ -133,6 +154,23 @@ impl MarkStack {
             unsafe { trace(cell, raw, &mut visit, &mut |k| symbols.push(k)) };
         }
     }
+}
+
+/// Asks the CPU to bring `p`'s first cache line in (no effect on other targets, or
+/// under Miri and loom).
+#[inline(always)]
+fn prefetch(p: NonNull<u8>) {
+    #[cfg(all(target_arch = "x86_64", not(miri), not(loom)))]
+    // SAFETY: a prefetch is a hint: it never faults and changes no memory (SSE is part of
+    // x86-64).
+    #[allow(unused_unsafe)]
+    unsafe {
+        core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(
+            p.as_ptr().cast_const().cast(),
+        );
+    }
+    #[cfg(not(all(target_arch = "x86_64", not(miri), not(loom))))]
+    let _ = p;
 }
 
 // SAFETY: only used by `collect`, which has exclusive access to the heap.

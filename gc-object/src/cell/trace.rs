@@ -57,11 +57,12 @@ fn clear_accessor_slots(obj: Obj<'_>, shape: &Shape) {
 ///
 /// # Safety
 /// `cell` is a live object cell; the caller has exclusive access to its heap.
+#[inline]
 pub(crate) unsafe fn trace(
     cell: NonNull<ObjectCell>,
     raw: &dyn slab::RawAlloc,
-    visit: &mut dyn FnMut(NonNull<ObjectCell>),
-    symbol: &mut dyn FnMut(Key),
+    visit: &mut impl FnMut(NonNull<ObjectCell>),
+    symbol: &mut impl FnMut(Key),
 ) {
     // SAFETY: live (contract).
     let c = unsafe { cell.as_ref() };
@@ -81,7 +82,7 @@ pub(crate) unsafe fn trace(
     let shape = c.shape.load(Ordering::Relaxed);
     // SAFETY: the shape of a live object belongs to its heap, which outlives this call.
     let shape = unsafe { &*shape };
-    shape.mark_with(symbol);
+    shape.mark_with(&mut *symbol);
     // SAFETY: live (contract).
     let obj = unsafe { Obj::from_cell(cell) };
     if c.side.load(Ordering::Relaxed) & SIDE_ENTRIES != 0 {

@@ -321,11 +321,13 @@ impl<'h> Value<'h> {
         let i = n as i32;
         (f64::from(i) == n).then_some(i)
     }
-    /// The interned string, if this is one.
+    /// The interned string, if this is one. O(1), no lock.
+    #[inline]
     pub fn as_string(self) -> Option<Key> {
         let b = self.word.bits();
         if b & !PAYLOAD_MASK == TAG_STRING {
-            Key::from_id(b as u32)
+            // String words are made only from keys (`Value::string`): the id is a name's.
+            Some(Key::from_raw(b as u32))
         } else {
             None
         }
