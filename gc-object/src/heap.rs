@@ -8,19 +8,18 @@
 
 use std::sync::Arc;
 
-use crate::cell::collect::{self as gc, MarkStack};
+use crate::cell::collect as gc;
 use crate::cell::host::{Family, HostBox, HostCall};
 use crate::cell::literal::Literal;
 use crate::cell::root::Root;
 use crate::cell::{
-    self, CollectStats, FinalizationRegistry, HeapShared, HeapString, NativeFn, Obj, Symbol,
-    TAG_ARRAY, TAG_FUNCTION, Value, WeakMap, WeakRef,
+    self, CollectStats, FinalizationRegistry, HeapShared, HeapString, NativeFn, Obj, Pacing,
+    Symbol, TAG_ARRAY, TAG_FUNCTION, Value, WeakMap, WeakRef,
 };
 use crate::error::Error;
 use crate::key::{Key, PropertyKey};
 use crate::slab::{LocalCache, RawAlloc, SIZE_CLASSES, SystemAlloc};
-use crate::sync::Ordering;
-use crate::sync::unmodeled;
+use crate::sync::{Ordering, lock, unmodeled};
 
 /// Counters of a heap.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -30,6 +29,9 @@ pub struct HeapStats {
     pub cells_allocated: u64,
     /// Slab chunks held.
     pub chunks: usize,
+    /// Bytes held: the chunks, and the side state, host closures and large cells
+    /// allocated now.
+    pub heap_bytes: usize,
     /// Shapes alive (the empty shape and the dictionary-mode shape included).
     pub shapes: usize,
     /// Symbols alive (not freed by a collection yet).
@@ -44,9 +46,6 @@ pub struct HeapStats {
 /// allocating through its own [`Mutator`].
 pub struct Heap {
     pub(crate) shared: Arc<HeapShared>,
-    stack: MarkStack,
-    collections: u64,
-    last: CollectStats,
 }
 
 impl core::fmt::Debug for Heap {
@@ -78,9 +77,6 @@ impl Heap {
         let id = NEXT_HEAP_ID.fetch_add(1, unmodeled::Ordering::Relaxed);
         Heap {
             shared: HeapShared::new(id, Box::new(raw)),
-            stack: MarkStack::default(),
-            collections: 0,
-            last: CollectStats::default(),
         }
     }
 
@@ -144,28 +140,27 @@ impl Heap {
     }
 
     /// Collects garbage: marks from the roots, frees everything else. Needs exclusive
-    /// access, so no mutator or object reference can be in use.
+    /// access, so no mutator or object reference can be in use. O(live cells + chunks).
     pub fn collect(&mut self) -> CollectStats {
-        let shared = Arc::get_mut(&mut self.shared)
-            .expect("gc-object: the heap's shared part is never cloned");
-        let stack = &mut self.stack;
-        // The allocator's `dealloc` may panic mid-collection. Mark bits left set would make
-        // the next collection skip tracing those objects (already "marked") and free what
-        // they reference, so they are cleared before the panic goes on (what the interrupted
-        // sweep had not freed yet is freed, or leaked, later; nothing live is lost).
-        let s = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            gc::collect(&mut *shared, &mut *stack)
-        })) {
-            Ok(s) => s,
-            Err(panic) => {
-                stack.clear();
-                shared.slab.clear_marks();
-                std::panic::resume_unwind(panic)
-            }
-        };
-        self.collections += 1;
-        self.last = s;
-        s
+        gc::collect(self.shared_mut())
+    }
+
+    /// A safepoint: collects if the bytes allocated since the last collection reached what
+    /// the [`Pacing`] allows (mutators report theirs when they end). The check is a lock
+    /// and a few loads.
+    pub fn collect_if_due(&mut self) -> Option<CollectStats> {
+        let due = gc::allocation_total(&self.shared, 0) >= lock(&self.shared.collector).due_at();
+        due.then(|| self.collect())
+    }
+
+    /// When collections are due (see [`Pacing`]).
+    pub fn pacing(&self) -> Pacing {
+        lock(&self.shared.collector).pacing()
+    }
+
+    /// Sets the pacing; it applies from the last collection on.
+    pub fn set_pacing(&mut self, p: Pacing) {
+        lock(&self.shared.collector).set_pacing(p);
     }
 
     /// Runs the queued finalization callbacks (see [`FinalizationRegistry`]) on this thread,
@@ -183,13 +178,18 @@ impl Heap {
 
     /// Counters.
     pub fn stats(&self) -> HeapStats {
+        let (collections, last) = {
+            let c = lock(&self.shared.collector);
+            (c.collections, c.last)
+        };
         HeapStats {
             cells_allocated: self.shared.cells_allocated.load(Ordering::Relaxed),
             chunks: self.shared.slab.chunk_count(),
+            heap_bytes: self.shared.slab.held_bytes(),
             shapes: self.shared.shapes.len(),
             symbols: cell::symbol::count(&self.shared),
-            collections: self.collections,
-            last: self.last,
+            collections,
+            last,
         }
     }
 }
@@ -291,7 +291,7 @@ impl<'h> Mutator<'h> {
     pub fn object_with_proto(&mut self, proto: Option<Obj<'h>>) -> Result<Obj<'h>, Error> {
         self.check_proto(proto)?;
         let shared = self.shared();
-        gc::alloc_object(shared, &mut self.cache, shared.shapes.root(), proto, 0, &[])
+        gc::alloc_object(shared, &self.cache, shared.shapes.root(), proto, 0, &[])
     }
 
     /// A new empty array.
@@ -299,7 +299,7 @@ impl<'h> Mutator<'h> {
         let shared = self.shared();
         gc::alloc_object(
             shared,
-            &mut self.cache,
+            &self.cache,
             shared.shapes.root(),
             None,
             TAG_ARRAY,
@@ -310,12 +310,12 @@ impl<'h> Mutator<'h> {
     /// A weak reference to `target` (see [`WeakRef`]). Errors: a target of another heap,
     /// allocation failure.
     pub fn weak_ref(&mut self, target: Obj<'h>) -> Result<WeakRef<'h>, Error> {
-        cell::weak::alloc_weak_ref(self.shared(), &mut self.cache, target)
+        cell::weak::alloc_weak_ref(self.shared(), &self.cache, target)
     }
 
     /// A new, empty weak map (see [`WeakMap`]). Errors: allocation failure.
     pub fn weak_map(&mut self) -> Result<WeakMap<'h>, Error> {
-        cell::ephemeron::alloc_weak_map(self.shared(), &mut self.cache)
+        cell::ephemeron::alloc_weak_map(self.shared(), &self.cache)
     }
 
     /// A new finalization registry whose callback is `callback(mutator, held)` (see
@@ -331,7 +331,7 @@ impl<'h> Mutator<'h> {
     {
         let shared = self.shared();
         let b = HostBox::new::<MutatorFamily, _>(shared.raw(), FinalizerCallback(callback))?;
-        cell::finreg::alloc_registry(shared, &mut self.cache, b)
+        cell::finreg::alloc_registry(shared, &self.cache, b)
     }
 
     /// Runs the queued finalization callbacks, one at a time, until none is left (also
@@ -359,7 +359,7 @@ impl<'h> Mutator<'h> {
             ))?),
             None => None,
         };
-        cell::symbol::alloc_symbol(self.shared(), &mut self.cache, d)
+        cell::symbol::alloc_symbol(self.shared(), &self.cache, d)
     }
 
     /// A new string value holding a copy of `text` (see [`HeapString`]): a heap cell,
@@ -367,7 +367,7 @@ impl<'h> Mutator<'h> {
     /// Errors: allocation failure, a text longer than
     /// [`MAX_STRING_BYTES`](crate::MAX_STRING_BYTES).
     pub fn string(&mut self, text: &str) -> Result<HeapString<'h>, Error> {
-        cell::string::alloc_string(self.shared(), &mut self.cache, text)
+        cell::string::alloc_string(self.shared(), &self.cache, text)
     }
 
     /// A new native closure: a function object (usable as getter or setter) that calls
@@ -399,7 +399,7 @@ impl<'h> Mutator<'h> {
         let b = HostBox::new::<MutatorFamily, _>(shared.raw(), NativeClosure(f))?;
         let o = match gc::alloc_object(
             shared,
-            &mut self.cache,
+            &self.cache,
             shared.shapes.root(),
             None,
             TAG_FUNCTION,
@@ -470,7 +470,7 @@ impl<'h> Mutator<'h> {
         let shared = self.shared();
         let o = gc::alloc_object(
             shared,
-            &mut self.cache,
+            &self.cache,
             shared.shapes.root(),
             None,
             TAG_FUNCTION,
@@ -508,7 +508,7 @@ impl<'h> Mutator<'h> {
         // (The literal's shape has one slot per property; testing the shape's count lets
         // the compiler merge this test with the one in `alloc_object`.)
         if shape.slot_count() as usize <= cell::INLINE_SLOTS {
-            return gc::alloc_object(shared, &mut self.cache, shape, proto, 0, values);
+            return gc::alloc_object(shared, &self.cache, shape, proto, 0, values);
         }
         self.literal_external(shape, proto, values)
     }
@@ -523,7 +523,7 @@ impl<'h> Mutator<'h> {
         values: &[Value<'h>],
     ) -> Result<Obj<'h>, Error> {
         let shared = self.shared();
-        let o = gc::alloc_object(shared, &mut self.cache, shared.shapes.root(), proto, 0, &[])?;
+        let o = gc::alloc_object(shared, &self.cache, shared.shapes.root(), proto, 0, &[])?;
         let g = o.lock();
         // On failure the cell is unreachable garbage the next collection frees.
         g.ensure_slots(shared.raw(), shape.slot_count())?;
@@ -575,13 +575,17 @@ where
 
 impl Drop for Mutator<'_> {
     fn drop(&mut self) {
-        self.heap.shared.slab.release_cache(&mut self.cache);
+        self.heap.shared.slab.release_cache(&self.cache);
         let cells = self.cells_allocated();
         if cells != 0 {
             self.heap
                 .shared
                 .cells_allocated
                 .fetch_add(cells, Ordering::Relaxed);
+            self.heap
+                .shared
+                .cell_bytes
+                .fetch_add(self.cache.allocated_bytes(), unmodeled::Ordering::Relaxed);
         }
     }
 }

@@ -21,10 +21,11 @@ pub(crate) use std::sync::{Mutex, MutexGuard};
 pub(crate) use loom::sync::{Mutex, MutexGuard};
 
 /// Process-wide counters that live in `static`s (loom atomics cannot) and take part in no
-/// protocol (heap ids and thread ids only need uniqueness), and shape metadata, which is
-/// published through the modeled shape pointer or a std mutex.
+/// protocol (heap ids and thread ids only need uniqueness), shape metadata, which is
+/// published through the modeled shape pointer or a std mutex, and the heap's allocation
+/// meters (statistics the pacing of collections reads; nothing is published through them).
 pub(crate) mod unmodeled {
-    pub(crate) use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+    pub(crate) use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 }
 
 /// Locks a mutex, ignoring poisoning: every critical section of this crate leaves its data

@@ -6,6 +6,7 @@ use super::layout::{
     CELL_KIND_FIN_REGISTRY, CELL_KIND_OBJECT, CELL_KIND_STRING, CELL_KIND_SYMBOL,
     CELL_KIND_WEAK_MAP, CELL_KIND_WEAK_REF, cell_kind,
 };
+use super::pacing::Pacing;
 use super::shared::{CollectStats, HeapShared};
 use super::{
     OBJECT_CLASS, Obj, ObjectCell, Shape, Value, Word, ephemeron, finalize, finreg, init_object,
@@ -14,13 +15,13 @@ use super::{
 use crate::error::Error;
 use crate::key::Key;
 use crate::slab::{LocalCache, RawAlloc, Slab};
-use crate::sync::lock;
+use crate::sync::{lock, unmodeled};
 
 /// Allocates an object cell through `cache` and initializes it.
 #[inline]
 pub(crate) fn alloc_object<'h>(
     heap: &'h HeapShared,
-    cache: &mut LocalCache,
+    cache: &LocalCache,
     shape: &'h Shape,
     proto: Option<Obj<'h>>,
     tags: u16,
@@ -201,8 +202,8 @@ unsafe fn finalize_any(cell: NonNull<u8>, raw: &dyn RawAlloc) -> bool {
     }
 }
 
-/// Marks from the roots, then sweeps, finalizing dead objects. `&mut HeapShared`: no
-/// mutator and no `Obj` exists.
+/// Marks from the roots (the root table, the pending registries), then sweeps,
+/// finalizing dead objects.
 ///
 /// Order: the roots and everything they reach strongly; then the ephemeron fixpoint (the
 /// value of an entry of a live weak map is marked once its key is, until nothing new is
@@ -210,7 +211,10 @@ unsafe fn finalize_any(cell: NonNull<u8>, raw: &dyn RawAlloc) -> bool {
 /// finalization registrations of dead targets become pending and weak references to dead
 /// targets are cleared; then the sweep frees the rest. The registries with pending
 /// registrations are roots (with the held values) until their callbacks have run.
-pub(crate) fn collect(heap: &mut HeapShared, stack: &mut MarkStack) -> CollectStats {
+///
+/// # Safety
+/// As for [`collect_exclusive`].
+unsafe fn mark_and_sweep(heap: &HeapShared, stack: &mut MarkStack) -> CollectStats {
     let mut stats = CollectStats::default();
     let raw = heap.slab.raw();
     {
@@ -282,25 +286,127 @@ pub(crate) fn collect(heap: &mut HeapShared, stack: &mut MarkStack) -> CollectSt
     // SAFETY: exclusive access; every live object was traced, which marked its shape.
     stats.shapes_freed = unsafe { heap.shapes.sweep() } as u64;
     let mut with_side = 0u64;
-    let counts = heap.slab.sweep(&mut |cell, raw| {
+    let mut fin = |cell, raw: &dyn RawAlloc| {
         // SAFETY: the sweep hands out dead cells of this heap that have side state;
         // exclusive access.
         if unsafe { finalize_any(cell, raw) } {
             with_side += 1;
         }
-    });
+    };
+    // SAFETY: exclusive access (contract): no cache holds a chunk.
+    let counts = unsafe { heap.slab.sweep(&mut fin) };
     debug_assert_eq!(with_side, counts.finalized);
     stats.freed = counts.freed;
     stats.finalized = with_side;
     stats.freed_without_finalizer = counts.freed - counts.finalized;
+    stats.live_bytes = counts.live_bytes + heap.slab.outstanding_bytes() as u64;
     stats
+}
+
+/// The collector's state between collections, in the heap's shared part (locked once per
+/// collection): the reusable mark stack, the counts and the pacing.
+#[derive(Debug)]
+pub(crate) struct Collector {
+    marks: MarkStack,
+    pub(crate) collections: u64,
+    pub(crate) last: CollectStats,
+    pacing: Pacing,
+    /// The heap's allocation total ([`allocation_total`]) right after the last collection,
+    /// and the total at which the next one is due.
+    base: u64,
+    due_at: u64,
+}
+
+impl Default for Collector {
+    fn default() -> Self {
+        Collector {
+            marks: MarkStack::default(),
+            collections: 0,
+            last: CollectStats::default(),
+            pacing: Pacing::DEFAULT,
+            base: 0,
+            due_at: Pacing::DEFAULT.debt_allowed(0),
+        }
+    }
+}
+
+impl Collector {
+    pub(crate) fn pacing(&self) -> Pacing {
+        self.pacing
+    }
+
+    /// New pacing, applied from the last collection on.
+    pub(crate) fn set_pacing(&mut self, p: Pacing) {
+        self.pacing = p;
+        self.due_at = self
+            .base
+            .saturating_add(p.debt_allowed(self.last.live_bytes));
+    }
+
+    /// The allocation total at which the next collection is due.
+    pub(crate) fn due_at(&self) -> u64 {
+        self.due_at
+    }
+}
+
+/// The heap's allocation total: the bytes of every cell mutators handed out (`local`: those
+/// of live mutators, which report theirs when they end) plus the bytes its metered
+/// allocator holds now. Its growth since the last collection is the allocation debt.
+pub(crate) fn allocation_total(heap: &HeapShared, local: u64) -> u64 {
+    heap.cell_bytes.load(unmodeled::Ordering::Relaxed)
+        + local
+        + heap.slab.outstanding_bytes() as u64
+}
+
+/// Collects, then schedules the next collection by the pacing; the statistics and the
+/// allocation total at which the next one is due. If the allocator panics mid-collection,
+/// the mark bits are cleared before the panic goes on (what the interrupted sweep had not
+/// freed yet is freed, or leaked, later; nothing live is lost).
+///
+/// # Safety
+/// Exclusive access to `heap` for the whole call: no cache holds a chunk, no other thread
+/// uses the heap, and no reference to a cell made before this call is used after it
+/// unless the root table roots it. `local`: the cell bytes of the live mutator (see
+/// [`allocation_total`]).
+pub(crate) unsafe fn collect_exclusive(heap: &HeapShared, local: u64) -> (CollectStats, u64) {
+    let mut c = lock(&heap.collector);
+    let marks = &mut c.marks;
+    // SAFETY: exclusive access (contract).
+    let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| unsafe {
+        mark_and_sweep(heap, &mut *marks)
+    }));
+    let s = match run {
+        Ok(s) => s,
+        Err(panic) => {
+            c.marks.clear();
+            // SAFETY: exclusive access (contract).
+            unsafe { heap.slab.clear_marks() };
+            drop(c);
+            std::panic::resume_unwind(panic)
+        }
+    };
+    c.collections += 1;
+    c.last = s;
+    c.base = allocation_total(heap, local);
+    c.due_at = c.base.saturating_add(c.pacing.debt_allowed(s.live_bytes));
+    (s, c.due_at)
+}
+
+/// Collects with the proof of exclusive access: `&mut HeapShared` (no mutator and no
+/// reference into the heap exists, as they borrow it).
+pub(crate) fn collect(heap: &mut HeapShared) -> CollectStats {
+    // SAFETY: `&mut`: the heap's only user; no cache holds a chunk (mutators return theirs
+    // when they end, and none is alive).
+    unsafe { collect_exclusive(heap, 0) }.0
 }
 
 /// Finalizes every object (the heap is being dropped).
 pub(crate) fn finalize_all(heap: &mut HeapShared) {
-    heap.slab.sweep(&mut |cell, raw| {
+    let mut fin = |cell, raw: &dyn RawAlloc| {
         // SAFETY: nothing is marked, so every cell is handed out; the heap is being dropped
         // (exclusive), so every object is dead.
         unsafe { finalize_any(cell, raw) };
-    });
+    };
+    // SAFETY: `&mut`: exclusive access; no cache holds a chunk.
+    unsafe { heap.slab.sweep(&mut fin) };
 }

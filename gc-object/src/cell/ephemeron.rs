@@ -384,7 +384,7 @@ impl<'h> From<WeakMap<'h>> for Value<'h> {
 /// Allocates an empty weak map through `cache`.
 pub(crate) fn alloc_weak_map<'h>(
     heap: &'h HeapShared,
-    cache: &mut LocalCache,
+    cache: &LocalCache,
 ) -> Result<WeakMap<'h>, Error> {
     let p = heap
         .slab

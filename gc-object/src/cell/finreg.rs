@@ -400,7 +400,7 @@ impl<'h> From<FinalizationRegistry<'h>> for Value<'h> {
 /// freed).
 pub(crate) fn alloc_registry<'h>(
     heap: &'h HeapShared,
-    cache: &mut LocalCache,
+    cache: &LocalCache,
     callback: HostBox,
 ) -> Result<FinalizationRegistry<'h>, Error> {
     let Some(p) = heap.slab.alloc_cell(cache, FINALIZATION_REGISTRY_CLASS) else {

@@ -519,8 +519,8 @@ mod tests {
     #[test]
     fn fresh_cells_start_plain_and_arrays_carry_their_flag() {
         let (h, _c) = heap();
-        let mut cache = LocalCache::default();
-        let o = object(&h, &mut cache, 0);
+        let cache = LocalCache::default();
+        let o = object(&h, &cache, 0);
         assert_eq!(o.side(), 0);
         assert!(o.is_extensible_flag());
         assert_eq!(o.integrity(), 0);
@@ -529,7 +529,7 @@ mod tests {
         assert!(core::ptr::eq(o.shape(), h.shapes.root()));
         assert!(core::ptr::eq(o.heap(), &*h));
         assert!(o.proto().is_none());
-        let a = object(&h, &mut cache, TAG_ARRAY);
+        let a = object(&h, &cache, TAG_ARRAY);
         assert_eq!(a.side(), SIDE_ARRAY, "the fast paths see arrays in `side`");
         assert_eq!(a.tags(), TAG_ARRAY);
         assert_ne!(a, o);
@@ -539,8 +539,8 @@ mod tests {
     #[test]
     fn the_lock_byte_is_held_while_locked() {
         let (h, _c) = heap();
-        let mut cache = LocalCache::default();
-        let o = object(&h, &mut cache, 0);
+        let cache = LocalCache::default();
+        let o = object(&h, &cache, 0);
         {
             let _g = o.lock();
             assert_eq!(o.c().lock.load(Ordering::Relaxed), 1);

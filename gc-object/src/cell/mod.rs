@@ -28,8 +28,9 @@
 //! Files: `layout` (the cell, its proofs, the `Obj` handle and its lock), `side` (the lazily
 //! installed storage state and its blocks), `txn` (locked writes and side-state
 //! transactions), `trace` (tracing and finalization), `shape` (hidden classes), `value`
-//! (the value word), `shared` (what a heap's chunks point at), `collect` (allocation and
-//! mark-sweep), `literal` and `root`.
+//! (the value word), `shared` (what a heap's chunks point at), `collect` (allocation,
+//! mark-sweep and the collector's state), `pacing` (when a collection is due), `literal`
+//! and `root`.
 
 pub(crate) mod collect;
 mod dict;
@@ -38,6 +39,7 @@ pub(crate) mod finreg;
 pub(crate) mod host;
 mod layout;
 pub(crate) mod literal;
+mod pacing;
 pub(crate) mod root;
 pub(crate) mod shape;
 pub(crate) mod shared;
@@ -59,6 +61,7 @@ pub(crate) use layout::{
     InlineSlot, ObjectCell, SIDE_DICT, SIDE_ENTRIES, SIDE_RESTRICTED, TAG_ARRAY, TAG_FUNCTION,
     init_object,
 };
+pub use pacing::Pacing;
 pub(crate) use shape::Shape;
 pub use shape::{HOT_LOOKUPS, LINEAR_LOOKUP_MAX, MAX_SHAPE_KEYS};
 pub(crate) use shared::HeapShared;
@@ -117,13 +120,13 @@ pub(crate) mod testing {
     }
 
     /// A fresh empty object (or array, with `tags`) of `heap`.
-    pub(crate) fn object<'h>(heap: &'h HeapShared, cache: &mut LocalCache, tags: u16) -> Obj<'h> {
+    pub(crate) fn object<'h>(heap: &'h HeapShared, cache: &LocalCache, tags: u16) -> Obj<'h> {
         alloc_object(heap, cache, heap.shapes.root(), None, tags, &[]).expect("cell")
     }
 
     /// Frees every object's side state and the chunks.
-    pub(crate) fn teardown(mut heap: Arc<HeapShared>, mut cache: LocalCache) {
-        heap.slab.release_cache(&mut cache);
+    pub(crate) fn teardown(mut heap: Arc<HeapShared>, cache: LocalCache) {
+        heap.slab.release_cache(&cache);
         finalize_all(Arc::get_mut(&mut heap).expect("unique"));
     }
 

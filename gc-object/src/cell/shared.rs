@@ -4,13 +4,14 @@
 
 use std::sync::Arc;
 
+use super::collect::Collector;
 use super::finreg::PendingList;
 use super::root::RootTable;
 use super::shape::ShapeTable;
 use super::symbol::SymbolTable;
 use crate::error::Error;
 use crate::slab::{RawAlloc, Slab};
-use crate::sync::{AtomicU64, Mutex};
+use crate::sync::{AtomicU64, Mutex, unmodeled};
 
 use super::Value;
 
@@ -30,6 +31,10 @@ pub(crate) struct HeapShared {
     pub(crate) proto_lock: Mutex<()>,
     /// Object cells handed out by mutators that have ended.
     pub(crate) cells_allocated: AtomicU64,
+    /// Their bytes (the pacing's allocation total; statistics, no protocol).
+    pub(crate) cell_bytes: unmodeled::AtomicU64,
+    /// The mark stack, the counts and the pacing (`collect`).
+    pub(crate) collector: Mutex<Collector>,
     /// Finalization registries with registrations waiting for their callback (`finreg`).
     pub(crate) pending: Mutex<PendingList>,
     /// The live symbols, by number (`symbol`).
@@ -47,6 +52,8 @@ impl HeapShared {
             roots: Arc::new(RootTable::default()),
             proto_lock: Mutex::new(()),
             cells_allocated: AtomicU64::new(0),
+            cell_bytes: unmodeled::AtomicU64::new(0),
+            collector: Mutex::new(Collector::default()),
             pending: Mutex::new(PendingList::default()),
             symbols: Mutex::new(SymbolTable::default()),
         });
@@ -85,4 +92,8 @@ pub struct CollectStats {
     pub finalizers_queued: u64,
     /// Symbols freed: neither reachable as values nor keys of live objects.
     pub symbols_freed: u64,
+    /// Bytes the heap holds for what survived: the live cells and the side state, host
+    /// closures and large cells still allocated. The pacing measures the
+    /// allocation debt against it (see [`Pacing`](crate::Pacing)).
+    pub live_bytes: u64,
 }

@@ -136,7 +136,7 @@ impl<'h> From<HeapString<'h>> for Value<'h> {
 /// longer than [`MAX_STRING_BYTES`].
 pub(crate) fn alloc_string<'h>(
     heap: &'h HeapShared,
-    cache: &mut LocalCache,
+    cache: &LocalCache,
     text: &str,
 ) -> Result<HeapString<'h>, Error> {
     let len = u32::try_from(text.len())

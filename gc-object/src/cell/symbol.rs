@@ -159,7 +159,7 @@ static NEXT_SYMBOL: unmodeled::AtomicU32 = unmodeled::AtomicU32::new(0);
 /// the process used.
 pub(crate) fn alloc_symbol<'h>(
     heap: &'h HeapShared,
-    cache: &mut LocalCache,
+    cache: &LocalCache,
     description: Option<Key>,
 ) -> Result<Symbol<'h>, Error> {
     let mut t = lock(&heap.symbols);

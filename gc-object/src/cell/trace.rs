@@ -195,12 +195,12 @@ mod tests {
     #[test]
     fn trace_visits_every_reference_in_both_modes_and_finalize_frees_every_block() {
         let (h, c) = heap();
-        let mut cache = LocalCache::default();
-        let targets: Vec<Obj<'_>> = (0..6).map(|_| object(&h, &mut cache, 0)).collect();
+        let cache = LocalCache::default();
+        let targets: Vec<Obj<'_>> = (0..6).map(|_| object(&h, &cache, 0)).collect();
         let mut want: Vec<_> = targets.iter().map(|t| t.cell_ptr()).collect();
         want.sort();
-        let o = object(&h, &mut cache, 0);
-        let plain = object(&h, &mut cache, 0);
+        let o = object(&h, &cache, 0);
+        let plain = object(&h, &cache, 0);
         let keys: Vec<Key> = (0..=INLINE_SLOTS)
             .map(|i| Key::new(&format!("tr{i}")))
             .collect();

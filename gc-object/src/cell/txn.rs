@@ -496,8 +496,8 @@ mod tests {
     #[test]
     fn an_uncommitted_transaction_changes_and_keeps_nothing() {
         let (h, c) = heap();
-        let mut cache = LocalCache::default();
-        let o = object(&h, &mut cache, 0);
+        let cache = LocalCache::default();
+        let o = object(&h, &cache, 0);
         let base = c.live();
         {
             let g = o.lock();
@@ -517,8 +517,8 @@ mod tests {
     #[test]
     fn commit_publishes_and_retires_what_it_replaces() {
         let (h, c) = heap();
-        let mut cache = LocalCache::default();
-        let o = object(&h, &mut cache, 0);
+        let cache = LocalCache::default();
+        let o = object(&h, &cache, 0);
         let base = c.live();
         let g = o.lock();
         g.ensure_slots(h.raw(), INLINE_SLOTS as u32 + 1).unwrap();

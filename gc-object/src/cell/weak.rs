@@ -146,7 +146,7 @@ impl<'h> From<WeakRef<'h>> for Value<'h> {
 /// Allocates a weak reference to `target` through `cache`.
 pub(crate) fn alloc_weak_ref<'h>(
     heap: &'h HeapShared,
-    cache: &mut LocalCache,
+    cache: &LocalCache,
     target: Obj<'h>,
 ) -> Result<WeakRef<'h>, Error> {
     if target.heap_tag() != (heap as *const HeapShared).cast() {
