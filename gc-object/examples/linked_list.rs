@@ -13,7 +13,7 @@ fn main() {
     let mut heap = Heap::new();
     let node = heap.literal(&["value", "next"]);
     let head = {
-        let mut m = heap.mutator();
+        let m = heap.mutator();
         let mut next = Value::null();
         for i in (0..NODES).rev() {
             let o = m

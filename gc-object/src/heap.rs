@@ -1,25 +1,28 @@
-//! The heap, its per-thread mutators and collection.
+//! The heap, its per-thread mutators and collection (the types are defined in
+//! `cell::context`, which holds what a collection's safety rests on; this is their API).
 //!
 //! Safepoint protocol (enforced by the type system): a [`Mutator`] and every [`Obj`]
 //! borrow the heap (`&Heap`), and [`Heap::collect`] takes `&mut Heap`. So a collection can
 //! only start once every mutator and object reference of every thread is gone; with
 //! `std::thread::scope`, the end of the scope is the safepoint. Objects that must survive
-//! are kept by [`Root`]s, which do not borrow the heap.
-
-use std::sync::Arc;
+//! are kept by [`Root`]s, which do not borrow the heap. A [`Context`] (the one mutator of a
+//! heap borrowed `&mut`) also collects, at the safepoints its owner chooses: what it makes
+//! borrows it, and handle scopes keep values across its collections.
 
 use crate::cell::collect as gc;
 use crate::cell::host::{Family, HostBox, HostCall};
 use crate::cell::literal::Literal;
 use crate::cell::root::Root;
 use crate::cell::{
-    self, CollectStats, FinalizationRegistry, HeapShared, HeapString, NativeFn, Obj, Pacing,
-    Symbol, TAG_ARRAY, TAG_FUNCTION, Value, WeakMap, WeakRef,
+    self, CollectStats, Context, FinalizationRegistry, HeapShared, HeapString, Local, NativeFn,
+    Obj, Pacing, Scope, ScopeFamily, Symbol, TAG_ARRAY, TAG_FUNCTION, Value, WeakMap, WeakRef,
 };
 use crate::error::Error;
 use crate::key::{Key, PropertyKey};
-use crate::slab::{LocalCache, RawAlloc, SIZE_CLASSES, SystemAlloc};
+use crate::slab::{RawAlloc, SIZE_CLASSES, SystemAlloc};
 use crate::sync::{Ordering, lock, unmodeled};
+
+pub use crate::cell::{Heap, Mutator};
 
 /// Counters of a heap.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -29,8 +32,8 @@ pub struct HeapStats {
     pub cells_allocated: u64,
     /// Slab chunks held.
     pub chunks: usize,
-    /// Bytes held: the chunks, and the side state, host closures and large cells
-    /// allocated now.
+    /// Bytes held: the chunks, and the side state, host closures, handle blocks and large
+    /// cells allocated now.
     pub heap_bytes: usize,
     /// Shapes alive (the empty shape and the dictionary-mode shape included).
     pub shapes: usize,
@@ -40,12 +43,6 @@ pub struct HeapStats {
     pub collections: u64,
     /// The last collection.
     pub last: CollectStats,
-}
-
-/// A garbage-collected heap of objects. `Send + Sync`: share `&Heap` between threads, each
-/// allocating through its own [`Mutator`].
-pub struct Heap {
-    pub(crate) shared: Arc<HeapShared>,
 }
 
 impl core::fmt::Debug for Heap {
@@ -82,17 +79,29 @@ impl Heap {
 
     /// Exclusive access to the shared part (the `Arc` is never cloned).
     fn shared_mut(&mut self) -> &mut HeapShared {
-        Arc::get_mut(&mut self.shared).expect("gc-object: the heap's shared part is never cloned")
+        std::sync::Arc::get_mut(&mut self.shared)
+            .expect("gc-object: the heap's shared part is never cloned")
     }
 
     /// A mutator: this thread's allocation cache. Make one per thread.
     pub fn mutator(&self) -> Mutator<'_> {
-        Mutator {
-            heap: self,
-            shared: &self.shared,
-            heap_id: self.shared.id,
-            cache: LocalCache::default(),
-        }
+        Mutator::new(self)
+    }
+
+    /// The heap's one mutator while the context lives (`&mut self`): it collects at the
+    /// safepoints its owner chooses, keeping what its handle scopes hold (see [`Context`]).
+    pub fn context(&mut self) -> Context<'_> {
+        Context::new(self)
+    }
+
+    /// When collections are due (see [`Pacing`]).
+    pub fn pacing(&self) -> Pacing {
+        lock(&self.shared.collector).pacing()
+    }
+
+    /// Sets the pacing; it applies from the last collection on.
+    pub fn set_pacing(&mut self, p: Pacing) {
+        lock(&self.shared.collector).set_pacing(p);
     }
 
     /// Prepares a literal with these property names (the shape is found once; each object
@@ -153,16 +162,6 @@ impl Heap {
         due.then(|| self.collect())
     }
 
-    /// When collections are due (see [`Pacing`]).
-    pub fn pacing(&self) -> Pacing {
-        lock(&self.shared.collector).pacing()
-    }
-
-    /// Sets the pacing; it applies from the last collection on.
-    pub fn set_pacing(&mut self, p: Pacing) {
-        lock(&self.shared.collector).set_pacing(p);
-    }
-
     /// Runs the queued finalization callbacks (see [`FinalizationRegistry`]) on this thread,
     /// with a mutator of its own; how many ran. See [`Mutator::run_finalizers`].
     pub fn run_finalizers(&self) -> Result<usize, Error> {
@@ -213,18 +212,6 @@ impl Drop for Heap {
     fn drop(&mut self) {
         gc::finalize_all(self.shared_mut());
     }
-}
-
-/// One thread's allocation cache for a heap: cells come from a chunk it owns, so the
-/// allocation path takes no lock and touches no shared atomic (a lock is taken once per
-/// chunk). `Send` but not `Sync`.
-pub struct Mutator<'h> {
-    heap: &'h Heap,
-    /// `&heap.shared` and its id, kept here so the allocation path reads them from the
-    /// mutator instead of following the heap's pointers.
-    shared: &'h HeapShared,
-    heap_id: u64,
-    cache: LocalCache,
 }
 
 impl core::fmt::Debug for Mutator<'_> {
@@ -283,19 +270,19 @@ impl<'h> Mutator<'h> {
     }
 
     /// A new empty object without prototype.
-    pub fn object(&mut self) -> Result<Obj<'h>, Error> {
+    pub fn object(&self) -> Result<Obj<'h>, Error> {
         self.object_with_proto(None)
     }
 
     /// A new empty object with prototype `proto`.
-    pub fn object_with_proto(&mut self, proto: Option<Obj<'h>>) -> Result<Obj<'h>, Error> {
+    pub fn object_with_proto(&self, proto: Option<Obj<'h>>) -> Result<Obj<'h>, Error> {
         self.check_proto(proto)?;
         let shared = self.shared();
         gc::alloc_object(shared, &self.cache, shared.shapes.root(), proto, 0, &[])
     }
 
     /// A new empty array.
-    pub fn array(&mut self) -> Result<Obj<'h>, Error> {
+    pub fn array(&self) -> Result<Obj<'h>, Error> {
         let shared = self.shared();
         gc::alloc_object(
             shared,
@@ -309,12 +296,12 @@ impl<'h> Mutator<'h> {
 
     /// A weak reference to `target` (see [`WeakRef`]). Errors: a target of another heap,
     /// allocation failure.
-    pub fn weak_ref(&mut self, target: Obj<'h>) -> Result<WeakRef<'h>, Error> {
+    pub fn weak_ref(&self, target: Obj<'h>) -> Result<WeakRef<'h>, Error> {
         cell::weak::alloc_weak_ref(self.shared(), &self.cache, target)
     }
 
     /// A new, empty weak map (see [`WeakMap`]). Errors: allocation failure.
-    pub fn weak_map(&mut self) -> Result<WeakMap<'h>, Error> {
+    pub fn weak_map(&self) -> Result<WeakMap<'h>, Error> {
         cell::ephemeron::alloc_weak_map(self.shared(), &self.cache)
     }
 
@@ -322,12 +309,9 @@ impl<'h> Mutator<'h> {
     /// [`FinalizationRegistry`]). The callback may allocate and use any object; it runs
     /// when the host calls [`Mutator::run_finalizers`] or [`Heap::run_finalizers`], never
     /// inside a collection. Errors: allocation failure (the callback is dropped).
-    pub fn finalization_registry<F>(
-        &mut self,
-        callback: F,
-    ) -> Result<FinalizationRegistry<'h>, Error>
+    pub fn finalization_registry<F>(&self, callback: F) -> Result<FinalizationRegistry<'h>, Error>
     where
-        F: for<'a> Fn(&mut Mutator<'a>, Value<'a>) -> Result<(), Error> + Send + Sync + 'static,
+        F: for<'a> Fn(&Mutator<'a>, Value<'a>) -> Result<(), Error> + Send + Sync + 'static,
     {
         let shared = self.shared();
         let b = HostBox::new::<MutatorFamily, _>(shared.raw(), FinalizerCallback(callback))?;
@@ -340,7 +324,7 @@ impl<'h> Mutator<'h> {
     /// runs twice, and its held value is alive (the collector kept it). If a callback
     /// returns an error, its registration is consumed and the error is returned; the
     /// rest stay queued for the next call.
-    pub fn run_finalizers(&mut self) -> Result<usize, Error> {
+    pub fn run_finalizers(&self) -> Result<usize, Error> {
         let mut ran = 0;
         while let Some((reg, held)) = cell::finreg::take_pending(self.shared()) {
             reg.call::<MutatorFamily>(self, held)?;
@@ -352,7 +336,7 @@ impl<'h> Mutator<'h> {
     /// A new symbol, unique, with an optional description (see [`Symbol`]; the description
     /// is interned). Errors: allocation failure, a new description past the bound on
     /// interned names ([`MAX_INTERNED_BYTES`](crate::MAX_INTERNED_BYTES)).
-    pub fn symbol(&mut self, description: Option<&str>) -> Result<Symbol<'h>, Error> {
+    pub fn symbol(&self, description: Option<&str>) -> Result<Symbol<'h>, Error> {
         let d = match description {
             Some(d) => Some(Key::try_new(d).ok_or(Error::Unsupported(
                 "a symbol description past the bound on interned names",
@@ -366,7 +350,7 @@ impl<'h> Mutator<'h> {
     /// freed by the collection after it became unreachable (unlike an interned [`Key`]).
     /// Errors: allocation failure, a text longer than
     /// [`MAX_STRING_BYTES`](crate::MAX_STRING_BYTES).
-    pub fn string(&mut self, text: &str) -> Result<HeapString<'h>, Error> {
+    pub fn string(&self, text: &str) -> Result<HeapString<'h>, Error> {
         cell::string::alloc_string(self.shared(), &self.cache, text)
     }
 
@@ -374,29 +358,50 @@ impl<'h> Mutator<'h> {
     /// `f(mutator, this, argument, env)`. `f` may capture host data (it is moved into the
     /// heap's allocator and dropped with the function object); `env` is a value of this
     /// heap the function keeps alive (traced with it; an object there is the closure's
-    /// mutable, collected state). Call it with [`Mutator::call`], and use [`Mutator::get`]
-    /// and [`Mutator::set`] to reach it as an accessor: it gets the mutator, so it can
-    /// allocate. Errors: an `env` of another heap, allocation failure (`f` is dropped).
-    pub fn closure<F>(&mut self, env: Value<'h>, f: F) -> Result<Obj<'h>, Error>
+    /// mutable, collected state). Call it with [`Mutator::call`] or [`Scope::call`], and
+    /// use [`Mutator::get`] and [`Mutator::set`] to reach it as an accessor: it gets the
+    /// mutator, so it can allocate (it cannot collect: see [`Mutator::scoped_closure`]).
+    /// Errors: an `env` of another heap, allocation failure (`f` is dropped).
+    pub fn closure<F>(&self, env: Value<'h>, f: F) -> Result<Obj<'h>, Error>
     where
-        F: for<'a> Fn(
-                &mut Mutator<'a>,
-                Value<'a>,
-                Value<'a>,
-                Value<'a>,
-            ) -> Result<Value<'a>, Error>
+        F: for<'a> Fn(&Mutator<'a>, Value<'a>, Value<'a>, Value<'a>) -> Result<Value<'a>, Error>
             + Send
             + Sync
             + 'static,
     {
+        let b = HostBox::new::<MutatorFamily, _>(self.shared().raw(), NativeClosure(f))?;
+        self.function_with(env, b)
+    }
+
+    /// A new native closure that takes a handle scope and handles:
+    /// `f(scope, this, argument, env)`, for natives that run long enough to need a
+    /// safepoint (an interpreter's `Array.prototype.map` calling back into the program):
+    /// called with [`Scope::call`] in a [`Context`], its scope collects
+    /// ([`Scope::collect_if_due`]), and its handles (the arguments among them) stay valid.
+    /// Called through a plain mutator ([`Mutator::call`], getters and setters) its scope
+    /// cannot collect. It returns a handle of its scope (or of an outer one), which the
+    /// call hands out to the caller. Errors as for [`Mutator::closure`].
+    pub fn scoped_closure<F>(&self, env: Value<'h>, f: F) -> Result<Obj<'h>, Error>
+    where
+        F: for<'s> Fn(&mut Scope<'s>, Local<'s>, Local<'s>, Local<'s>) -> Result<Local<'s>, Error>
+            + Send
+            + Sync
+            + 'static,
+    {
+        let b = HostBox::new::<ScopeFamily, _>(self.shared().raw(), ScopedClosure(f))?;
+        self.function_with(env, b)
+    }
+
+    /// A function object owning the host closure `b` and `env` (`b` is freed on failure).
+    fn function_with(&self, env: Value<'h>, b: HostBox) -> Result<Obj<'h>, Error> {
         let shared = self.shared();
         if env
             .heap_tag()
             .is_some_and(|t| t != (shared as *const HeapShared).cast())
         {
+            b.free(shared.raw());
             return Err(Error::ForeignHeap);
         }
-        let b = HostBox::new::<MutatorFamily, _>(shared.raw(), NativeClosure(f))?;
         let o = match gc::alloc_object(
             shared,
             &self.cache,
@@ -411,51 +416,39 @@ impl<'h> Mutator<'h> {
                 return Err(e);
             }
         };
-        let p = b.into_raw();
-        let nn = core::ptr::NonNull::new(p).expect("a HostBox address is not null");
-        if let Err(e) = crate::object::install_closure(o, nn, env) {
-            // SAFETY: `p` came from `into_raw` and was not installed: still ours.
-            unsafe { HostBox::from_raw(nn) }.free(shared.raw());
-            // The unpublished function cell is garbage the next collection frees.
-            return Err(e);
-        }
+        // On failure the closure is freed; the unpublished function cell is garbage the
+        // next collection frees.
+        crate::object::install_closure(o, b, env)?;
         Ok(o)
     }
 
     /// Calls a function object (a native function or closure) with `this` and one
-    /// argument, giving a native closure this mutator. Errors: a function of another heap,
-    /// not a function (`NotCallable`), a restricted object of another thread, and what the
-    /// function returns.
-    pub fn call(
-        &mut self,
-        f: Obj<'h>,
-        this: Value<'h>,
-        arg: Value<'h>,
-    ) -> Result<Value<'h>, Error> {
+    /// argument, giving a native closure this mutator (a scoped one gets a scope of this
+    /// mutator that cannot collect). Errors: a function of another heap, not a function
+    /// (`NotCallable`), a restricted object of another thread, and what the function
+    /// returns.
+    pub fn call(&self, f: Obj<'h>, this: Value<'h>, arg: Value<'h>) -> Result<Value<'h>, Error> {
         if f.heap_tag() != (self.shared() as *const HeapShared).cast() {
             return Err(Error::ForeignHeap);
         }
         match f.closure()? {
-            Some((p, env)) => {
-                // SAFETY: the function object owns its closure and is alive for 'h (no
-                // collection while the heap is borrowed); this `HostBox` is only used to
-                // call it and is not freed here.
-                let b = unsafe { HostBox::from_raw(p) };
-                b.call::<MutatorFamily>(self, [this, arg, env])
+            Some((host, env)) if host.is::<ScopeFamily>() => {
+                self.call_scoped_here(host, [this, arg, env])
             }
+            Some((host, env)) => host.call::<MutatorFamily>(self, [this, arg, env]),
             None => f.call(this, arg),
         }
     }
 
     /// `[[Get]]` as [`Obj::get`], calling getters through [`Mutator::call`] (so a native
     /// closure getter gets this mutator).
-    pub fn get(&mut self, o: Obj<'h>, key: impl Into<PropertyKey>) -> Result<Value<'h>, Error> {
+    pub fn get(&self, o: Obj<'h>, key: impl Into<PropertyKey>) -> Result<Value<'h>, Error> {
         o.get_with(key.into(), &mut |f, this, arg| self.call(f, this, arg))
     }
 
     /// `[[Set]]` as [`Obj::set`], calling setters through [`Mutator::call`].
     pub fn set(
-        &mut self,
+        &self,
         o: Obj<'h>,
         key: impl Into<PropertyKey>,
         value: Value<'h>,
@@ -466,7 +459,7 @@ impl<'h> Mutator<'h> {
     }
 
     /// A new native function object (usable as getter or setter).
-    pub fn function(&mut self, f: NativeFn) -> Result<Obj<'h>, Error> {
+    pub fn function(&self, f: NativeFn) -> Result<Obj<'h>, Error> {
         let shared = self.shared();
         let o = gc::alloc_object(
             shared,
@@ -484,7 +477,7 @@ impl<'h> Mutator<'h> {
     /// A new object from a prepared literal: one cell, the shape installed with one store.
     /// `values` may be shorter than the literal (the rest are `undefined`).
     #[inline(always)]
-    pub fn literal(&mut self, lit: &Literal, values: &[Value<'h>]) -> Result<Obj<'h>, Error> {
+    pub fn literal(&self, lit: &Literal, values: &[Value<'h>]) -> Result<Obj<'h>, Error> {
         self.literal_with_proto(lit, None, values)
     }
 
@@ -493,7 +486,7 @@ impl<'h> Mutator<'h> {
     // literals past the inline slots take the out-of-line path.
     #[inline(always)]
     pub fn literal_with_proto(
-        &mut self,
+        &self,
         lit: &Literal,
         proto: Option<Obj<'h>>,
         values: &[Value<'h>],
@@ -517,7 +510,7 @@ impl<'h> Mutator<'h> {
     /// once (a storage wrapper and one slot block), then the prepared shape is installed.
     #[inline(never)]
     fn literal_external(
-        &mut self,
+        &self,
         shape: &'h cell::Shape,
         proto: Option<Obj<'h>>,
         values: &[Value<'h>],
@@ -539,11 +532,12 @@ impl<'h> Mutator<'h> {
     }
 }
 
-/// The heap layer's host-closure family: closures get a [`Mutator`].
+/// The heap layer's host-closure family: closures get a [`Mutator`] and values.
 struct MutatorFamily;
 
 impl Family for MutatorFamily {
-    type Mut<'h> = Mutator<'h>;
+    type Mut<'a, 'h: 'a> = &'a Mutator<'h>;
+    type Val<'h> = Value<'h>;
 }
 
 /// A finalization callback as a host closure (`args[0]` is the held value).
@@ -551,9 +545,12 @@ struct FinalizerCallback<F>(F);
 
 impl<F> HostCall<MutatorFamily> for FinalizerCallback<F>
 where
-    F: for<'a> Fn(&mut Mutator<'a>, Value<'a>) -> Result<(), Error> + Send + Sync + 'static,
+    F: for<'a> Fn(&Mutator<'a>, Value<'a>) -> Result<(), Error> + Send + Sync + 'static,
 {
-    fn call<'h>(&self, m: &mut Mutator<'h>, args: [Value<'h>; 3]) -> Result<Value<'h>, Error> {
+    fn call<'a, 'h>(&self, m: &'a Mutator<'h>, args: [Value<'h>; 3]) -> Result<Value<'h>, Error>
+    where
+        'h: 'a,
+    {
         (self.0)(m, args[0]).map(|()| Value::UNDEFINED)
     }
 }
@@ -563,29 +560,60 @@ struct NativeClosure<F>(F);
 
 impl<F> HostCall<MutatorFamily> for NativeClosure<F>
 where
-    F: for<'a> Fn(&mut Mutator<'a>, Value<'a>, Value<'a>, Value<'a>) -> Result<Value<'a>, Error>
+    F: for<'a> Fn(&Mutator<'a>, Value<'a>, Value<'a>, Value<'a>) -> Result<Value<'a>, Error>
         + Send
         + Sync
         + 'static,
 {
-    fn call<'h>(&self, m: &mut Mutator<'h>, args: [Value<'h>; 3]) -> Result<Value<'h>, Error> {
+    fn call<'a, 'h>(&self, m: &'a Mutator<'h>, args: [Value<'h>; 3]) -> Result<Value<'h>, Error>
+    where
+        'h: 'a,
+    {
         (self.0)(m, args[0], args[1], args[2])
     }
 }
 
-impl Drop for Mutator<'_> {
-    fn drop(&mut self) {
-        self.heap.shared.slab.release_cache(&self.cache);
-        let cells = self.cells_allocated();
-        if cells != 0 {
-            self.heap
-                .shared
-                .cells_allocated
-                .fetch_add(cells, Ordering::Relaxed);
-            self.heap
-                .shared
-                .cell_bytes
-                .fetch_add(self.cache.allocated_bytes(), unmodeled::Ordering::Relaxed);
+/// A scoped native closure as a host closure (handles: this, argument, environment).
+struct ScopedClosure<F>(F);
+
+impl<F> HostCall<ScopeFamily> for ScopedClosure<F>
+where
+    F: for<'s> Fn(&mut Scope<'s>, Local<'s>, Local<'s>, Local<'s>) -> Result<Local<'s>, Error>
+        + Send
+        + Sync
+        + 'static,
+{
+    fn call<'a, 'h>(&self, s: &'a mut Scope<'h>, args: [Local<'h>; 3]) -> Result<Local<'h>, Error>
+    where
+        'h: 'a,
+    {
+        (self.0)(s, args[0], args[1], args[2])
+    }
+}
+
+impl<'s> Scope<'s> {
+    /// Calls the function object `f` with `this` and one argument, all handles; the result
+    /// is a handle of this scope. A scoped native closure runs in a scope inside this one,
+    /// which collects if this one does; other functions get this scope's mutator (see
+    /// [`Mutator::call`]). Errors as for [`Mutator::call`], and no memory for a handle.
+    pub fn call(
+        &mut self,
+        f: Local<'s>,
+        this: Local<'s>,
+        arg: Local<'s>,
+    ) -> Result<Local<'s>, Error> {
+        let scoped = {
+            let fo = self.get(f).as_object().ok_or(Error::NotCallable)?;
+            if fo.heap_tag() != (self.mutator().shared as *const HeapShared).cast() {
+                return Err(Error::ForeignHeap);
+            }
+            matches!(fo.closure()?, Some((h, _)) if h.is::<ScopeFamily>())
+        };
+        if scoped {
+            return self.call_scoped(f, this, arg);
         }
+        let fo = self.get(f).as_object().ok_or(Error::NotCallable)?;
+        let v = self.mutator().call(fo, self.get(this), self.get(arg))?;
+        self.root(v)
     }
 }

@@ -67,7 +67,7 @@ fn three_property_literal_is_one_cell_and_nothing_else() {
     let counter = HeapCounter::default();
     let heap = Heap::with_allocator(counter.clone());
     let lit = heap.literal(&["value", "stamp", "previous"]);
-    let mut m = heap.mutator();
+    let m = heap.mutator();
     m.object().unwrap(); // the first chunk
     let (g0, h0, c0) = (
         global_calls(),
@@ -118,7 +118,7 @@ fn first_property_past_inline_slots_costs_two_allocations() {
     let counter = HeapCounter::default();
     let heap = Heap::with_allocator(counter.clone());
     let names: Vec<String> = (0..=INLINE_SLOTS).map(|i| format!("p{i}")).collect();
-    let mut m = heap.mutator();
+    let m = heap.mutator();
     // Warm the shape transitions so only the object's own allocations are counted.
     let warm = m.object().unwrap();
     for n in &names {
@@ -158,7 +158,7 @@ fn steady_churn_allocates_only_cells() {
         let h0 = counter.0.load(Ordering::Relaxed);
         let cells;
         {
-            let mut m = heap.mutator();
+            let m = heap.mutator();
             let mut prev = Value::number(0.0);
             for i in 0..per_round {
                 let o = m

@@ -21,7 +21,7 @@ fn a_closure_captures_host_data_allocates_and_keeps_its_environment() {
     let calls = Arc::new(AtomicUsize::new(0));
     let drops = Arc::new(AtomicUsize::new(0));
     let f = {
-        let mut m = heap.mutator();
+        let m = heap.mutator();
         let env = m.array().unwrap(); // the closure's state, only reachable through it
         let (c, t) = (Arc::clone(&calls), Tracker(Arc::clone(&drops)));
         let f = m
@@ -49,7 +49,7 @@ fn a_closure_captures_host_data_allocates_and_keeps_its_environment() {
     let s = heap.collect();
     assert_eq!((s.marked, s.freed), (4, 0));
     {
-        let mut m = heap.mutator();
+        let m = heap.mutator();
         let f = f.get(m.heap()).unwrap();
         assert_eq!(m.call(f, Value::UNDEFINED, 10u32.into()), Ok(3u32.into()));
     }
@@ -66,7 +66,7 @@ fn a_closure_captures_host_data_allocates_and_keeps_its_environment() {
 #[test]
 fn closures_as_accessors_get_the_mutator() {
     let heap = Heap::new();
-    let mut m = heap.mutator();
+    let m = heap.mutator();
     let env = m.object().unwrap();
     env.set("stored", Value::UNDEFINED).unwrap();
     let getter = m
@@ -120,7 +120,7 @@ fn closures_as_accessors_get_the_mutator() {
 #[test]
 fn closure_errors_are_values() {
     let (h1, h2) = (Heap::new(), Heap::new());
-    let (mut m1, mut m2) = (h1.mutator(), h2.mutator());
+    let (m1, m2) = (h1.mutator(), h2.mutator());
     let drops = Arc::new(AtomicUsize::new(0));
     let foreign = m2.object().unwrap();
     let t = Tracker(Arc::clone(&drops));
@@ -164,7 +164,7 @@ fn a_dropped_heap_drops_its_closures() {
     let drops = Arc::new(AtomicUsize::new(0));
     {
         let heap = Heap::new();
-        let mut m = heap.mutator();
+        let m = heap.mutator();
         for _ in 0..3 {
             let t = Tracker(Arc::clone(&drops));
             m.closure(Value::UNDEFINED, move |_, _, _, _| {

@@ -340,8 +340,8 @@ fn unregister_removes_armed_and_pending_registrations_and_tokens_are_weak() {
 fn errors_foreign_heaps_held_is_target_and_a_failing_callback() {
     let heap = Heap::new();
     let other = Heap::new();
-    let mut m = heap.mutator();
-    let mut om = other.mutator();
+    let m = heap.mutator();
+    let om = other.mutator();
     let calls = Arc::new(AtomicUsize::new(0));
     let c = Arc::clone(&calls);
     let reg = m
@@ -375,7 +375,7 @@ fn errors_foreign_heaps_held_is_target_and_a_failing_callback() {
     // The failing callback: its registration is consumed, the error returned, the other
     // one stays queued for the next call.
     let keep = {
-        let mut m = heap.mutator();
+        let m = heap.mutator();
         let c = Arc::clone(&calls);
         let reg = m
             .finalization_registry(move |_, held| {
@@ -407,7 +407,7 @@ fn a_callback_may_register_again_and_run_finalizers_sees_it_next_time() {
     let mut heap = Heap::new();
     let count = Arc::new(AtomicUsize::new(0));
     let keep = {
-        let mut m = heap.mutator();
+        let m = heap.mutator();
         let c = Arc::clone(&count);
         let reg = m
             .finalization_registry(move |m, held| {

@@ -46,7 +46,7 @@ fn run(g: Graph) {
     let mut getters = 0usize;
     let roots: Vec<Root>;
     {
-        let mut m = heap.mutator();
+        let m = heap.mutator();
         let objs: Vec<_> = (0..g.nodes)
             .map(|i| {
                 let o = if i % 3 == 0 {
@@ -196,7 +196,7 @@ proptest! {
 fn finalizer_fast_path_is_counted() {
     let mut heap = Heap::new();
     {
-        let mut m = heap.mutator();
+        let m = heap.mutator();
         for i in 0..50 {
             let o = m.object().unwrap();
             o.set("a", Value::number(1.0)).unwrap();
@@ -329,7 +329,7 @@ fn getter_42<'h>(_: Value<'h>, _: Value<'h>) -> Result<Value<'h>, gc_object::Err
 fn a_value_replaced_by_an_accessor_is_collected() {
     let mut heap = Heap::new();
     let (root, g_root) = {
-        let mut m = heap.mutator();
+        let m = heap.mutator();
         let g = m.function(getter_42).unwrap();
         let o = m.object().unwrap();
         let dict = m.object().unwrap();
@@ -376,7 +376,7 @@ fn as_static_is_the_complement_of_root_value() {
     use gc_object::Key;
     let mut heap = Heap::new();
     let (kept, roots) = {
-        let mut m = heap.mutator();
+        let m = heap.mutator();
         let prims = [
             Value::undefined(),
             Value::null(),

@@ -10,7 +10,7 @@ use gc_object::{Heap, INLINE_SLOTS, Key, Property, Root, Value};
 fn setup() -> (Arc<Heap>, Arc<Root>) {
     let heap = Heap::new();
     let root = {
-        let mut m = heap.mutator();
+        let m = heap.mutator();
         let o = m.object().unwrap();
         for i in 0..INLINE_SLOTS {
             o.set(format!("p{i}").as_str(), Value::number(i as f64))
@@ -120,7 +120,7 @@ fn loom_two_concurrent_pushes() {
     loom::model(|| {
         let heap = Heap::new();
         let root = {
-            let mut m = heap.mutator();
+            let m = heap.mutator();
             heap.root(m.array().unwrap()).unwrap()
         };
         let (heap, root) = (Arc::new(heap), Arc::new(root));
@@ -149,7 +149,7 @@ fn loom_dictionary_reader_vs_compaction() {
     loom::model(move || {
         let heap = Heap::new();
         let root = {
-            let mut m = heap.mutator();
+            let m = heap.mutator();
             let o = m.object().unwrap();
             o.set(a, Value::number(1.0)).unwrap();
             o.set(p0, Value::number(7.0)).unwrap();
@@ -192,7 +192,7 @@ fn loom_crosswise_prototypes_make_no_cycle() {
     loom::model(|| {
         let heap = Heap::new();
         let (ra, rb) = {
-            let mut m = heap.mutator();
+            let m = heap.mutator();
             let a = m.object().unwrap();
             let b = m.object().unwrap();
             (heap.root(a).unwrap(), heap.root(b).unwrap())
@@ -223,7 +223,7 @@ fn loom_two_threads_register_in_one_registry() {
         let heap = Heap::new();
         let calls = Arc::new(std::sync::atomic::AtomicUsize::new(0));
         let reg = {
-            let mut m = heap.mutator();
+            let m = heap.mutator();
             let c = calls.clone();
             let r = m
                 .finalization_registry(move |_, held| {
@@ -238,12 +238,12 @@ fn loom_two_threads_register_in_one_registry() {
         let (heap, reg) = (Arc::new(heap), Arc::new(reg));
         let (h2, r2) = (heap.clone(), reg.clone());
         let t = thread::spawn(move || {
-            let mut m = h2.mutator();
+            let m = h2.mutator();
             let r = r2.value(&h2).unwrap().as_finalization_registry().unwrap();
             r.register(m.object().unwrap(), 1u32.into(), None).unwrap();
         });
         {
-            let mut m = heap.mutator();
+            let m = heap.mutator();
             let r = reg
                 .value(&heap)
                 .unwrap()

@@ -21,7 +21,7 @@ fn keys(n: usize, prefix: &str) -> Vec<Key> {
 fn object_bytes(keys: &[Key]) -> (isize, isize, usize) {
     let mut heap = Heap::new();
     let (base, built, root) = {
-        let mut m = heap.mutator();
+        let m = heap.mutator();
         let o = m.object().unwrap();
         let base = live();
         for (i, &k) in keys.iter().enumerate() {
@@ -80,7 +80,7 @@ fn two_thousand_keys_cost_at_most_twice_a_hashmap() {
 fn set_delete_churn_runs_in_constant_memory() {
     let cycles = if cfg!(miri) { 200 } else { 100_000 };
     let heap = Heap::new();
-    let mut m = heap.mutator();
+    let m = heap.mutator();
     let o = m.object().unwrap();
     o.set("stays", Value::from(1u32)).unwrap();
     let k = Key::new("churn");
@@ -131,7 +131,7 @@ fn unused_shapes_are_collected_and_caches_stay_right() {
     let base_shapes = heap.stats().shapes;
     let x = PropertyCache::new("x");
     let keep = {
-        let mut m = heap.mutator();
+        let m = heap.mutator();
         for (i, &k) in ks.iter().enumerate() {
             // One object per unique key: one shape each, garbage after this block.
             let o = m.object().unwrap();
@@ -153,7 +153,7 @@ fn unused_shapes_are_collected_and_caches_stay_right() {
     let kept = keep.get(&heap).unwrap();
     assert_eq!(kept.get("y").unwrap(), Value::from(2u32));
     // A cache that saw a freed shape never trusts it: new shapes have new ids.
-    let mut m = heap.mutator();
+    let m = heap.mutator();
     let o = m.object().unwrap();
     o.set(ks[1], Value::from(9u32)).unwrap();
     o.set("x", Value::from(7u32)).unwrap();

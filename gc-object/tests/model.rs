@@ -166,7 +166,7 @@ proptest! {
     #[test]
     fn object_matches_reference(ops in ops(), many in any::<bool>()) {
         let heap = Heap::new();
-        let mut m = heap.mutator();
+        let m = heap.mutator();
         let o = m.object().unwrap();
         let mut r = RefObj::default();
         // (Not under Miri, for time: there deletes alone take objects to dictionary mode.)

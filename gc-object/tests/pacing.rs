@@ -36,7 +36,7 @@ fn on_heap(steps: u64, keep: u64, p: Pacing) -> Vec<u64> {
     let mut at = Vec::new();
     for i in 0..steps {
         {
-            let mut m = heap.mutator();
+            let m = heap.mutator();
             let o = m.object().unwrap();
             if keep != 0 && i % keep == 0 {
                 roots.push(heap.root(o).unwrap());
@@ -50,6 +50,40 @@ fn on_heap(steps: u64, keep: u64, p: Pacing) -> Vec<u64> {
     }
     assert_eq!(heap.stats().collections, at.len() as u64);
     at
+}
+
+/// The same with a context: one mutator for the whole run, `Context::collect_if_due` after
+/// every allocation.
+fn in_context(steps: u64, keep: u64, p: Pacing) -> Vec<u64> {
+    let mut heap = Heap::new();
+    heap.set_pacing(p);
+    let mut roots: Vec<Root> = Vec::new();
+    let mut at = Vec::new();
+    let mut cx = heap.context();
+    for i in 0..steps {
+        let o = cx.mutator().object().unwrap();
+        if keep != 0 && i % keep == 0 {
+            roots.push(cx.heap().root(o).unwrap());
+        }
+        assert_eq!(cx.is_collection_due(), model_due(&at, i, keep, p));
+        if let Some(s) = cx.collect_if_due() {
+            assert_eq!(s.live_bytes, roots.len() as u64 * CELL, "step {i}");
+            at.push(i);
+        }
+    }
+    drop(cx);
+    assert_eq!(heap.stats().collections, at.len() as u64);
+    at
+}
+
+/// Is a collection due after step `i`, given the collections so far?
+fn model_due(so_far: &[u64], i: u64, keep: u64, p: Pacing) -> bool {
+    let kept_after = |step: u64| step.checked_div(keep).map_or(0, |k| k + 1);
+    let due = match so_far.last() {
+        None => p.debt_allowed(0),
+        Some(&c) => (c + 1) * CELL + p.debt_allowed(kept_after(c) * CELL),
+    };
+    (i + 1) * CELL >= due
 }
 
 #[test]
@@ -75,6 +109,11 @@ fn collections_come_exactly_when_the_debt_reaches_the_share_of_live_bytes() {
             want,
             "{steps} steps, keep every {keep}"
         );
+        assert_eq!(
+            in_context(steps, keep, pace),
+            want,
+            "{steps} steps, keep every {keep}"
+        );
     }
     if gc_object::WIDE_OBJECT {
         return; // (the numbers below are for the 128-byte cell)
@@ -96,7 +135,7 @@ fn a_smaller_share_collects_more_often_and_the_floor_bounds_small_heaps() {
     };
     let steps = if cfg!(miri) { 400 } else { 30_000 };
     let want = model(steps, 1, half);
-    assert_eq!(on_heap(steps, 1, half), want);
+    assert_eq!(in_context(steps, 1, half), want);
     if cfg!(miri) || gc_object::WIDE_OBJECT {
         return; // (the numbers below are for the 128-byte cell)
     }
@@ -126,7 +165,7 @@ fn side_state_counts_as_debt() {
     });
     let before = heap.stats().heap_bytes;
     {
-        let mut m = heap.mutator();
+        let m = heap.mutator();
         let a = m.array().unwrap();
         for i in 0..n {
             a.push(i.into()).unwrap();

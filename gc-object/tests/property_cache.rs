@@ -20,7 +20,7 @@ fn same<'h>(o: Obj<'h>, c: &PropertyCache) -> Result<Value<'h>, Error> {
 fn hits_on_objects_built_alike() {
     let heap = Heap::new();
     let lit = heap.literal(&["a", "b", "c"]);
-    let mut m = heap.mutator();
+    let m = heap.mutator();
     let b = PropertyCache::new("b");
     for i in 0..100u32 {
         let o = m
@@ -36,7 +36,7 @@ fn hits_on_objects_built_alike() {
 #[test]
 fn shape_changes_are_seen() {
     let heap = Heap::new();
-    let mut m = heap.mutator();
+    let m = heap.mutator();
     let o = m.object().unwrap();
     let x = PropertyCache::new("x");
     assert!(same(o, &x).unwrap().is_undefined());
@@ -69,7 +69,7 @@ fn getter_42<'h>(_this: Value<'h>, _arg: Value<'h>) -> Result<Value<'h>, Error> 
 #[test]
 fn accessors_prototypes_attributes_and_restriction() {
     let heap = Heap::new();
-    let mut m = heap.mutator();
+    let m = heap.mutator();
     let g = m.function(getter_42).unwrap();
     let k = PropertyCache::new("k");
     let o = m.object().unwrap();
@@ -127,7 +127,7 @@ fn accessors_prototypes_attributes_and_restriction() {
 fn a_warm_cache_never_reads_past_a_restriction_or_an_accessor() {
     let heap = Heap::new();
     let lit = heap.literal(&["x", "k"]);
-    let mut m = heap.mutator();
+    let m = heap.mutator();
     let g = m.function(getter_42).unwrap();
     let objs: Vec<Obj<'_>> = (0..4u32)
         .map(|i| m.literal(&lit, &[n(0.0), Value::from(i)]).unwrap())
@@ -179,7 +179,7 @@ fn a_warm_cache_never_reads_past_a_restriction_or_an_accessor() {
 #[test]
 fn arrays_and_index_keys() {
     let heap = Heap::new();
-    let mut m = heap.mutator();
+    let m = heap.mutator();
     let a = m.array().unwrap();
     a.push(n(10.0)).unwrap();
     a.push(n(11.0)).unwrap();
@@ -209,7 +209,7 @@ fn a_cache_outlives_heaps_and_never_trusts_a_stale_shape() {
         let mut all: Vec<&str> = names.iter().map(String::as_str).collect();
         all.push("x");
         let lit = heap.literal(&all);
-        let mut m = heap.mutator();
+        let m = heap.mutator();
         let vals: Vec<Value<'_>> = (0..all.len() as u32)
             .map(|i| Value::from(round * 100 + i))
             .collect();
@@ -266,7 +266,7 @@ proptest! {
     #[test]
     fn cached_reads_equal_get(ops in ops()) {
         let heap = Heap::new();
-        let mut m = heap.mutator();
+        let m = heap.mutator();
         let g = m.function(getter_42).unwrap();
         let base = m.object().unwrap();
         let objs = [base, m.object_with_proto(Some(base)).unwrap(), m.array().unwrap()];

@@ -13,7 +13,7 @@ fn k(s: &str) -> PropertyKey {
 #[test]
 fn get_set_and_prototype_chain() {
     let heap = Heap::new();
-    let mut m = heap.mutator();
+    let m = heap.mutator();
     let proto = m.object().unwrap();
     proto.set("inherited", n(1.0)).unwrap();
     let o = m.object_with_proto(Some(proto)).unwrap();
@@ -48,7 +48,7 @@ fn get_set_and_prototype_chain() {
 #[test]
 fn values_round_trip() {
     let heap = Heap::new();
-    let mut m = heap.mutator();
+    let m = heap.mutator();
     let o = m.object().unwrap();
     let other = m.object().unwrap();
     let s = Key::new("hello");
@@ -84,7 +84,7 @@ fn type_of_names_every_kind_of_value() {
         Ok(Value::undefined())
     }
     let heap = Heap::new();
-    let mut m = heap.mutator();
+    let m = heap.mutator();
     let cases = [
         (Value::undefined(), "undefined"),
         (Value::null(), "object"),
@@ -117,7 +117,7 @@ fn type_of_names_every_kind_of_value() {
 #[test]
 fn spill_past_inline_slots_and_delete() {
     let heap = Heap::new();
-    let mut m = heap.mutator();
+    let m = heap.mutator();
     let o = m.object().unwrap();
     let count = INLINE_SLOTS + 20;
     for i in 0..count {
@@ -140,7 +140,7 @@ fn spill_past_inline_slots_and_delete() {
 #[test]
 fn own_keys_order() {
     let heap = Heap::new();
-    let mut m = heap.mutator();
+    let m = heap.mutator();
     let o = m.object().unwrap();
     o.set("b", n(1.0)).unwrap();
     o.set(PropertyKey::Index(10), n(1.0)).unwrap();
@@ -156,7 +156,7 @@ fn own_keys_order() {
 #[test]
 fn attributes_and_define() {
     let heap = Heap::new();
-    let mut m = heap.mutator();
+    let m = heap.mutator();
     let o = m.object().unwrap();
     o.define(
         "x",
@@ -267,7 +267,7 @@ fn setter_to_x<'h>(this: Value<'h>, arg: Value<'h>) -> Result<Value<'h>, Error> 
 #[test]
 fn accessors() {
     let heap = Heap::new();
-    let mut m = heap.mutator();
+    let m = heap.mutator();
     let g42 = m.function(getter_42).unwrap();
     let gx = m.function(getter_this_x).unwrap();
     let sx = m.function(setter_to_x).unwrap();
@@ -331,7 +331,7 @@ fn accessors() {
 #[test]
 fn arrays_and_length() {
     let heap = Heap::new();
-    let mut m = heap.mutator();
+    let m = heap.mutator();
     let a = m.array().unwrap();
     assert!(a.is_array().unwrap());
     assert_eq!(a.array_length().unwrap(), Some(0));
@@ -396,7 +396,7 @@ fn arrays_and_length() {
 #[test]
 fn prevent_extensions_seal_freeze() {
     let heap = Heap::new();
-    let mut m = heap.mutator();
+    let m = heap.mutator();
     let o = m.object().unwrap();
     o.set("a", n(1.0)).unwrap();
     o.prevent_extensions().unwrap();
@@ -440,7 +440,7 @@ fn prevent_extensions_seal_freeze() {
 fn literals_share_shapes() {
     let heap = Heap::new();
     let lit = heap.literal(&["value", "stamp", "previous"]);
-    let mut m = heap.mutator();
+    let m = heap.mutator();
     let a = m.literal(&lit, &[n(1.0), n(2.0), n(3.0)]).unwrap();
     let b = m.object().unwrap();
     for (key, v) in [("value", 4.0), ("stamp", 5.0), ("previous", 6.0)] {
@@ -454,7 +454,7 @@ fn literals_share_shapes() {
         Some(Error::TooManyValues)
     );
     let other = Heap::new();
-    let mut om = other.mutator();
+    let om = other.mutator();
     assert_eq!(om.literal(&lit, &[]).err(), Some(Error::ForeignHeap));
     let x = om.object().unwrap();
     assert_eq!(a.set("value", x.value()), Err(Error::ForeignHeap));
@@ -474,7 +474,7 @@ fn literals_share_shapes() {
 #[test]
 fn restriction_to_owner_thread() {
     let heap = Heap::new();
-    let mut m = heap.mutator();
+    let m = heap.mutator();
     let o = m.object().unwrap();
     o.set("a", n(1.0)).unwrap();
     o.restrict_to_current_thread().unwrap();
@@ -493,7 +493,7 @@ fn restriction_to_owner_thread() {
 #[test]
 fn restriction_covers_array_queries_and_side_state() {
     let heap = Heap::new();
-    let mut m = heap.mutator();
+    let m = heap.mutator();
     let a = m.array().unwrap();
     a.push(n(1.0)).unwrap();
     a.restrict_to_current_thread().unwrap();
@@ -515,7 +515,7 @@ fn restriction_covers_array_queries_and_side_state() {
 fn roots_survive_collection() {
     let mut heap = Heap::new();
     let root = {
-        let mut m = heap.mutator();
+        let m = heap.mutator();
         let o = m.object().unwrap();
         let child = m.object().unwrap();
         child.set("v", n(5.0)).unwrap();
@@ -545,7 +545,7 @@ fn roots_survive_collection() {
 fn literal_with_a_repeated_name_is_rejected() {
     let heap = Heap::new();
     let lit = heap.literal(&["a", "b", "a"]);
-    let mut m = heap.mutator();
+    let m = heap.mutator();
     let o = m.literal(&lit, &[n(1.0), n(2.0), n(3.0)]).unwrap();
     // Without the check (release): `a` is listed twice and reads the first value.
     let keys = o.own_keys().unwrap();
@@ -559,7 +559,7 @@ fn literal_with_a_repeated_name_is_rejected() {
 fn literal_with_an_index_name_is_rejected() {
     let heap = Heap::new();
     let lit = heap.literal(&["x", "0"]);
-    let mut m = heap.mutator();
+    let m = heap.mutator();
     let o = m.literal(&lit, &[n(1.0), n(2.0)]).unwrap();
     // Without the check: the value is stored but not found.
     assert_eq!(o.get("0").unwrap(), n(2.0));
@@ -571,7 +571,7 @@ fn literal_with_an_index_name_is_rejected() {
 fn index_like_names_are_the_index() {
     use gc_object::{Key, PropertyKey};
     let heap = gc_object::Heap::new();
-    let mut m = heap.mutator();
+    let m = heap.mutator();
     let a = m.array().unwrap();
     a.push(gc_object::Value::number(7.0)).unwrap();
     let name = PropertyKey::Name(Key::new("0"));

@@ -85,7 +85,7 @@ fn check(o: Obj<'_>, m: &Model, array: bool) {
 
 fn run(ops: Vec<Op>, array: bool) -> Result<(), TestCaseError> {
     let heap = Heap::new();
-    let mut mu = heap.mutator();
+    let mu = heap.mutator();
     let o = if array {
         mu.array().unwrap()
     } else {
@@ -157,7 +157,7 @@ proptest! {
 #[test]
 fn far_indices_are_sparse_and_length_deletes_them() {
     let heap = Heap::new();
-    let mut m = heap.mutator();
+    let m = heap.mutator();
     let a = m.array().unwrap();
     a.set(200_000u32, Value::from(1u32)).unwrap();
     assert_eq!(a.array_length().unwrap(), Some(200_001));

@@ -42,7 +42,7 @@ fn a_million_distinct_strings_return_to_the_baseline() {
     const PER_ROUND: u32 = 100_000;
     let mut heap = Heap::with_allocator(Unpooled);
     let ring = {
-        let mut m = heap.mutator();
+        let m = heap.mutator();
         let a = m.array().unwrap();
         for i in 0..RING {
             a.push(m.string(&format!("first {i}")).unwrap().value())
@@ -83,7 +83,7 @@ fn a_million_distinct_strings_return_to_the_baseline() {
     }
     // Back to 256 strings held, as at the baseline.
     {
-        let mut m = heap.mutator();
+        let m = heap.mutator();
         let a = ring.get(m.heap()).unwrap();
         for i in 0..RING {
             a.set(i, m.string(&format!("last {i}")).unwrap().value())
@@ -112,7 +112,7 @@ fn strings_compare_by_text_and_survive_while_reachable() {
     let mut heap = Heap::new();
     let long = "y".repeat(LARGEST_CLASS + 1);
     let (keep, _) = {
-        let mut m = heap.mutator();
+        let m = heap.mutator();
         let a = m.string("abc").unwrap();
         let b = m.string("abc").unwrap();
         assert_eq!(a, b);
@@ -144,7 +144,7 @@ fn strings_compare_by_text_and_survive_while_reachable() {
 #[test]
 fn another_heaps_string_is_refused() {
     let (h1, h2) = (Heap::new(), Heap::new());
-    let (mut m1, mut m2) = (h1.mutator(), h2.mutator());
+    let (m1, m2) = (h1.mutator(), h2.mutator());
     let s = m1.string("mine").unwrap();
     let o = m2.array().unwrap();
     assert_eq!(o.set("s", s.value()), Err(Error::ForeignHeap));
@@ -223,7 +223,7 @@ fn text(i: usize, len: usize) -> String {
 fn run_case(c: &Case) {
     let mut heap = Heap::new();
     let roots: Vec<Root> = {
-        let mut m = heap.mutator();
+        let m = heap.mutator();
         let objs: Vec<Obj<'_>> = (0..c.nodes).map(|_| m.object().unwrap()).collect();
         let strs: Vec<_> = c
             .strings

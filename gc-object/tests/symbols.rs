@@ -10,7 +10,7 @@ use proptest::prelude::*;
 #[test]
 fn symbols_are_unique_keys_with_descriptions() {
     let heap = Heap::new();
-    let mut m = heap.mutator();
+    let m = heap.mutator();
     let a = m.symbol(Some("x")).unwrap();
     let b = m.symbol(Some("x")).unwrap();
     let c = m.symbol(None).unwrap();
@@ -54,7 +54,7 @@ fn symbols_are_unique_keys_with_descriptions() {
 #[test]
 fn own_keys_are_indices_then_strings_then_symbols_in_creation_order() {
     let heap = Heap::new();
-    let mut m = heap.mutator();
+    let m = heap.mutator();
     let s: Vec<_> = (0..3).map(|_| m.symbol(None).unwrap()).collect();
     let o = m.object().unwrap();
     o.set(s[1].key(), 0u32.into()).unwrap();
@@ -94,7 +94,7 @@ fn own_keys_are_indices_then_strings_then_symbols_in_creation_order() {
 fn a_symbol_lives_while_it_is_a_key_of_a_live_object_in_either_mode() {
     let mut heap = Heap::new();
     let (shape_obj, dict_obj) = {
-        let mut m = heap.mutator();
+        let m = heap.mutator();
         let (a, b) = (m.symbol(Some("a")).unwrap(), m.symbol(Some("b")).unwrap());
         m.symbol(Some("garbage")).unwrap();
         let o = m.object().unwrap();
@@ -128,7 +128,7 @@ fn ten_thousand_dropped_symbols_leave_nothing() {
     let n: u32 = if cfg!(miri) { 100 } else { 10_000 };
     let mut heap = Heap::new();
     {
-        let mut m = heap.mutator();
+        let m = heap.mutator();
         let o = m.object().unwrap();
         for i in 0..n {
             let s = m.symbol(Some("churn")).unwrap();
@@ -176,7 +176,7 @@ fn cases() -> impl Strategy<Value = Case> {
 fn run_case(c: &Case) {
     let mut heap = Heap::new();
     let roots: Vec<Root> = {
-        let mut m = heap.mutator();
+        let m = heap.mutator();
         let objs: Vec<Obj<'_>> = (0..c.nodes).map(|_| m.object().unwrap()).collect();
         let syms: Vec<_> = (0..c.symbols).map(|_| m.symbol(None).unwrap()).collect();
         for (e, &(a, b)) in c.strong.iter().enumerate() {

@@ -14,7 +14,7 @@ fn scale(n: usize) -> usize {
 #[test]
 fn concurrent_adds_and_writes_on_one_object_lose_nothing() {
     let heap = Heap::new();
-    let mut m = heap.mutator();
+    let m = heap.mutator();
     let o = m.object().unwrap();
     let arr = m.array().unwrap();
     let per = scale(3 * INLINE_SLOTS);
@@ -72,7 +72,7 @@ fn concurrent_adds_and_writes_on_one_object_lose_nothing() {
 fn first_installation_from_many_threads_installs_once() {
     for _ in 0..scale(50) {
         let heap = Heap::new();
-        let mut m = heap.mutator();
+        let m = heap.mutator();
         let o = m.object().unwrap();
         for i in 0..INLINE_SLOTS {
             o.set(format!("p{i}").as_str(), Value::number(0.0)).unwrap();
@@ -125,7 +125,7 @@ fn first_installation_from_many_threads_installs_once() {
 fn concurrent_pushes_lose_nothing() {
     let per = if cfg!(miri) { 40 } else { 100_000 };
     let heap = Heap::new();
-    let mut m = heap.mutator();
+    let m = heap.mutator();
     let arr = m.array().unwrap();
     std::thread::scope(|s| {
         for t in 0..THREADS {
@@ -164,7 +164,7 @@ fn concurrent_define_and_delete_of_disjoint_keys_end_in_the_exact_key_set() {
     let per = scale(300);
     let rounds = if cfg!(miri) { 1 } else { 3 };
     let heap = Heap::new();
-    let mut m = heap.mutator();
+    let m = heap.mutator();
     let o = m.object().unwrap();
     let name = |t: usize, i: usize| Key::new(&format!("d{t}_{i}"));
     let index = |t: usize, i: usize| PropertyKey::Index((i * THREADS + t) as u32 * 1000);
@@ -249,7 +249,7 @@ fn shared_heap_stress() {
     let rounds = scale(6);
     let per_thread = scale(400);
     let (shared_root, lists): (Root, Vec<Root>) = {
-        let mut m = heap.mutator();
+        let m = heap.mutator();
         let shared = m.object().unwrap();
         let lists = (0..THREADS)
             .map(|_| heap.root(m.array().unwrap()).unwrap())
@@ -268,7 +268,7 @@ fn shared_heap_stress() {
             std::thread::scope(|s| {
                 for t in 0..THREADS {
                     s.spawn(move || {
-                        let mut m = heap.mutator();
+                        let m = heap.mutator();
                         let list = lists[t];
                         for i in 0..per_thread {
                             let o = m.object().unwrap();
@@ -346,7 +346,7 @@ fn independent_heaps_per_thread() {
                 let lit = heap.literal(&["value", "stamp", "previous"]);
                 for round in 0..3 {
                     {
-                        let mut m = heap.mutator();
+                        let m = heap.mutator();
                         for i in 0..scale(1000) {
                             m.literal(
                                 &lit,
@@ -376,7 +376,7 @@ fn weak_refs_and_finalizer_registration_while_other_threads_mutate() {
     let log = Arc::clone(&seen);
     // Roots: a registry, a shared object, a list per thread, a weak-ref list per registrar.
     let (registry, shared_root, lists, weaks) = {
-        let mut m = heap.mutator();
+        let m = heap.mutator();
         let r = m
             .finalization_registry(move |_, held| {
                 log.lock().unwrap().push(held.as_u32().unwrap());
@@ -408,7 +408,7 @@ fn weak_refs_and_finalizer_registration_while_other_threads_mutate() {
             // of each (held: its id); every even target is kept.
             for t in 0..2 {
                 s.spawn(move || {
-                    let mut m = heap.mutator();
+                    let m = heap.mutator();
                     for i in 0..n {
                         let id = (t * n + i) as u32;
                         let o = m.object().unwrap();
@@ -427,7 +427,7 @@ fn weak_refs_and_finalizer_registration_while_other_threads_mutate() {
             // string values, a quarter of each kept.
             for (t, &list) in lists.iter().enumerate().skip(2) {
                 s.spawn(move || {
-                    let mut m = heap.mutator();
+                    let m = heap.mutator();
                     for i in 0..n {
                         let o = m.object().unwrap();
                         o.set("i", (i as u32).into()).unwrap();

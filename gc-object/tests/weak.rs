@@ -101,7 +101,7 @@ fn check(heap: &Heap, g: &Graph, roots: &[(usize, Root)], live: &HashSet<usize>)
 fn run(g: Graph) {
     let mut heap = Heap::new();
     let mut roots: Vec<(usize, Root)> = {
-        let mut m = heap.mutator();
+        let m = heap.mutator();
         let objs: Vec<Obj<'_>> = (0..g.nodes)
             .map(|i| {
                 let o = m.object().unwrap();
@@ -169,7 +169,7 @@ proptest! {
 fn cleared_in_the_collection_that_frees_the_target() {
     let mut heap = Heap::new();
     let (holder, weak) = {
-        let mut m = heap.mutator();
+        let m = heap.mutator();
         let target = m.object().unwrap();
         let holder = m.object().unwrap();
         holder.set("t", target.value()).unwrap();
@@ -208,8 +208,8 @@ fn cleared_in_the_collection_that_frees_the_target() {
 fn errors_are_values() {
     let a = Heap::new();
     let b = Heap::new();
-    let mut ma = a.mutator();
-    let mut mb = b.mutator();
+    let ma = a.mutator();
+    let mb = b.mutator();
     let oa = ma.object().unwrap();
     let ob = mb.object().unwrap();
     assert_eq!(ma.weak_ref(ob).err(), Some(Error::ForeignHeap));
@@ -245,7 +245,7 @@ fn errors_are_values() {
 fn many_weak_refs_to_one_target_and_to_themselves() {
     let mut heap = Heap::new();
     let holder = {
-        let mut m = heap.mutator();
+        let m = heap.mutator();
         let holder = m.object().unwrap();
         let t = m.object().unwrap();
         for i in 0..100u32 {

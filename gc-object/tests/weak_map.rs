@@ -120,7 +120,7 @@ fn run(g: Graph) {
     // Every node has a root in `all` (dropped before collecting) so the test can find the
     // live ones afterwards; `roots` are the graph's roots.
     let (mut roots, all): (Vec<(usize, Root)>, Vec<Root>) = {
-        let mut m = heap.mutator();
+        let m = heap.mutator();
         let objs: Vec<Obj<'_>> = (0..g.nodes)
             .map(|i| {
                 let o = m.object().unwrap();
@@ -158,7 +158,7 @@ fn run(g: Graph) {
     };
     // Weak references to every node tell which survived.
     let probes: Vec<Root> = {
-        let mut m = heap.mutator();
+        let m = heap.mutator();
         all.iter()
             .map(|r| {
                 let w = m.weak_ref(r.get(&heap).unwrap()).unwrap();
@@ -207,7 +207,7 @@ proptest! {
 fn key_value_key_cycles_are_collected() {
     let mut heap = Heap::new();
     let (map, key_root) = {
-        let mut m = heap.mutator();
+        let m = heap.mutator();
         let map = m.weak_map().unwrap();
         // Two entries whose values lead back to their own keys, one through another map.
         let k1 = m.object().unwrap();
@@ -244,8 +244,8 @@ fn key_value_key_cycles_are_collected() {
 fn operations_and_errors() {
     let a = Heap::new();
     let b = Heap::new();
-    let mut ma = a.mutator();
-    let mut mb = b.mutator();
+    let ma = a.mutator();
+    let mb = b.mutator();
     let map = ma.weak_map().unwrap();
     assert!(map.is_empty());
     let keys: Vec<Obj<'_>> = (0..100).map(|_| ma.object().unwrap()).collect();

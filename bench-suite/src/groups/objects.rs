@@ -90,7 +90,7 @@ fn val<'h>(n: u64) -> Value<'h> {
 /// property-access site with an inline cache.
 fn gc_object_job(heap: &Heap, lit: &Literal, value: PropertyKey, lane: u64, job: u64) -> u64 {
     let value = PropertyCache::new(value);
-    let mut m = heap.mutator();
+    let m = heap.mutator();
     let mut ring = Vec::with_capacity(RING);
     for slot in 0..RING as u64 {
         let vals = [val(lane + job + slot + 1), val(slot & 7), val(0)];
@@ -457,7 +457,7 @@ fn properties(ctx: &mut Ctx<'_>) -> BenchResult {
             },
             |()| {
                 let h = heap.borrow();
-                let mut m = h.mutator();
+                let m = h.mutator();
                 let mut sum = 0u64;
                 for _ in 0..BATCH {
                     let o = m.literal(&lit, &vals).expect("object");
@@ -476,7 +476,7 @@ fn properties(ctx: &mut Ctx<'_>) -> BenchResult {
 
         heap.borrow_mut().collect();
         let h = heap.borrow();
-        let mut m = h.mutator();
+        let m = h.mutator();
         let objs: Vec<_> = (0..BATCH)
             .map(|_| m.literal(&lit, &vals).expect("object"))
             .collect();

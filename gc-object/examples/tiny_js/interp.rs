@@ -546,7 +546,7 @@ fn arg<'h>(args: Value<'h>, i: u32) -> Result<Value<'h>, Error> {
 /// Makes the global scope: `print` (captures the host's output buffer), `counter` (its
 /// count lives in a heap object, the closure's environment), `Symbol`, `freeze`.
 fn globals(heap: &Heap, out: &Arc<Mutex<String>>) -> Result<Root, Error> {
-    let mut m = heap.mutator();
+    let m = heap.mutator();
     let g = m.object()?;
     let sink = Arc::clone(out);
     let print = m.closure(Value::UNDEFINED, move |_, _, args, _| {
@@ -612,7 +612,7 @@ pub fn run(src: &str, gc_every: u64) -> Result<Outcome, String> {
     let mut heap = Heap::new();
     let out = Arc::new(Mutex::new(String::new()));
     let (global, symbols) = {
-        let mut m = heap.mutator();
+        let m = heap.mutator();
         let (a, b) = (m.symbol(Some("code")), m.symbol(Some("scope")));
         let (a, b) = (a.map_err(|e| e.to_string())?, b.map_err(|e| e.to_string())?);
         let g = globals(&heap, &out).map_err(|e| e.to_string())?;

@@ -2,6 +2,7 @@
 
 use core::ptr::NonNull;
 
+use super::handles::HandleStack;
 use super::layout::{
     CELL_KIND_FIN_REGISTRY, CELL_KIND_OBJECT, CELL_KIND_STRING, CELL_KIND_SYMBOL,
     CELL_KIND_WEAK_MAP, CELL_KIND_WEAK_REF, cell_kind,
@@ -202,7 +203,7 @@ unsafe fn finalize_any(cell: NonNull<u8>, raw: &dyn RawAlloc) -> bool {
     }
 }
 
-/// Marks from the roots (the root table, the pending registries), then sweeps,
+/// Marks from the roots (the root table, `handles`, the pending registries), then sweeps,
 /// finalizing dead objects.
 ///
 /// Order: the roots and everything they reach strongly; then the ephemeron fixpoint (the
@@ -214,7 +215,11 @@ unsafe fn finalize_any(cell: NonNull<u8>, raw: &dyn RawAlloc) -> bool {
 ///
 /// # Safety
 /// As for [`collect_exclusive`].
-unsafe fn mark_and_sweep(heap: &HeapShared, stack: &mut MarkStack) -> CollectStats {
+unsafe fn mark_and_sweep(
+    heap: &HeapShared,
+    stack: &mut MarkStack,
+    handles: Option<&HandleStack>,
+) -> CollectStats {
     let mut stats = CollectStats::default();
     let raw = heap.slab.raw();
     {
@@ -223,6 +228,17 @@ unsafe fn mark_and_sweep(heap: &HeapShared, stack: &mut MarkStack) -> CollectSta
             // SAFETY: rooted cells are live cells of this heap; exclusive access.
             unsafe { stack.mark(cell) };
         }
+    }
+    if let Some(h) = handles {
+        h.for_each(&mut |w| {
+            if w.is_cell()
+                && let Some(c) = NonNull::new(w.cell())
+            {
+                // SAFETY: a handle holds a cell of this heap (checked when it was pushed),
+                // alive while the handle is; exclusive access.
+                unsafe { stack.mark(c) };
+            }
+        });
     }
     // Registries with pending registrations are roots until their callbacks ran.
     let mut root = |c: NonNull<u8>| {
@@ -366,14 +382,18 @@ pub(crate) fn allocation_total(heap: &HeapShared, local: u64) -> u64 {
 /// # Safety
 /// Exclusive access to `heap` for the whole call: no cache holds a chunk, no other thread
 /// uses the heap, and no reference to a cell made before this call is used after it
-/// unless the root table roots it. `local`: the cell bytes of the live mutator (see
-/// [`allocation_total`]).
-pub(crate) unsafe fn collect_exclusive(heap: &HeapShared, local: u64) -> (CollectStats, u64) {
+/// unless the root table or `handles` roots it. `local`: the cell bytes of the live
+/// mutator (see [`allocation_total`]).
+pub(crate) unsafe fn collect_exclusive(
+    heap: &HeapShared,
+    handles: Option<&HandleStack>,
+    local: u64,
+) -> (CollectStats, u64) {
     let mut c = lock(&heap.collector);
     let marks = &mut c.marks;
     // SAFETY: exclusive access (contract).
     let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| unsafe {
-        mark_and_sweep(heap, &mut *marks)
+        mark_and_sweep(heap, &mut *marks, handles)
     }));
     let s = match run {
         Ok(s) => s,
@@ -397,7 +417,7 @@ pub(crate) unsafe fn collect_exclusive(heap: &HeapShared, local: u64) -> (Collec
 pub(crate) fn collect(heap: &mut HeapShared) -> CollectStats {
     // SAFETY: `&mut`: the heap's only user; no cache holds a chunk (mutators return theirs
     // when they end, and none is alive).
-    unsafe { collect_exclusive(heap, 0) }.0
+    unsafe { collect_exclusive(heap, None, 0) }.0
 }
 
 /// Finalizes every object (the heap is being dropped).

@@ -24,7 +24,7 @@
 use core::marker::PhantomData;
 use core::ptr::{self, NonNull};
 
-use super::host::{Family, HostBox};
+use super::host::{Family, HostBox, HostRef};
 use super::layout::{CELL_KIND_FIN_REGISTRY, CellHeader, cell_kind};
 use super::shared::HeapShared;
 use super::side::{BlockHeader, alloc_block, block_items, free_block};
@@ -364,15 +364,18 @@ impl<'h> FinalizationRegistry<'h> {
     }
 
     /// Runs the callback with `held` (the heap layer passes its mutator).
-    pub(crate) fn call<Fam: Family>(
+    pub(crate) fn call<'a, Fam: Family<Val<'h> = Value<'h>>>(
         self,
-        m: &mut Fam::Mut<'h>,
+        m: Fam::Mut<'a, 'h>,
         held: Value<'h>,
-    ) -> Result<(), Error> {
+    ) -> Result<(), Error>
+    where
+        'h: 'a,
+    {
         let p = NonNull::new(self.c().callback).expect("registries have a callback");
         // SAFETY: the cell owns the box and keeps it until it is freed, which needs
-        // exclusive access (no collection runs while the heap is borrowed for 'h).
-        let b = unsafe { HostBox::from_raw(p) };
+        // exclusive access (no collection runs while a reference of 'h is in use).
+        let b = unsafe { HostRef::from_raw(p) };
         b.call::<Fam>(m, [held, Value::UNDEFINED, Value::UNDEFINED])
             .map(|_| ())
     }

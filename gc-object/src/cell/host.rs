@@ -9,39 +9,44 @@
 //!               +--------------------------------------------+----------------+
 //! ```
 //!
-//! The core does not know the mutator type of the layer above: a closure's argument
-//! types come from a [`Family`] (the heap layer's mutator, `Mut<'h>`), and a call checks
-//! that the family it is called with is the one the closure was stored for.
+//! A closure's argument types come from a [`Family`] (a mutator and values, or a handle
+//! scope and handles), and a call checks that the family it is called with is the one the
+//! closure was stored for.
 
 use core::alloc::Layout;
 use core::any::TypeId;
+use core::marker::PhantomData;
 use core::ptr::NonNull;
 
-use super::Value;
 use crate::error::Error;
 use crate::slab::RawAlloc;
 
-/// The argument types of host closures: `Mut<'h>` is what a closure gets to allocate with
-/// (the heap layer's mutator).
+/// The argument types of host closures: `Mut<'a, 'h>` is what a closure gets to allocate
+/// with (a mutator borrowed for `'a`, or a handle scope), `Val<'h>` its arguments and
+/// result.
 pub(crate) trait Family: 'static {
-    type Mut<'h>;
+    type Mut<'a, 'h: 'a>;
+    type Val<'h>;
 }
 
 /// A host closure of family `Fam`: `call(mutator, [a, b, c])`.
 pub(crate) trait HostCall<Fam: Family>: Send + Sync + 'static {
-    fn call<'h>(&self, m: &mut Fam::Mut<'h>, args: [Value<'h>; 3]) -> Result<Value<'h>, Error>;
+    fn call<'a, 'h>(
+        &self,
+        m: Fam::Mut<'a, 'h>,
+        args: [Fam::Val<'h>; 3],
+    ) -> Result<Fam::Val<'h>, Error>
+    where
+        'h: 'a;
 }
 
-type CallThunk<Fam> = for<'h> unsafe fn(
-    NonNull<u8>,
-    &mut <Fam as Family>::Mut<'h>,
-    [Value<'h>; 3],
-) -> Result<Value<'h>, Error>;
+/// Makes the trait object of the closure at an address (the box's `F` for family `Fam`).
+type DynThunk<Fam> = fn(NonNull<u8>) -> *const dyn HostCall<Fam>;
 
 #[repr(C)]
 struct HostHead {
     family: TypeId,
-    /// A `CallThunk<Fam>` for the family above, erased.
+    /// A `DynThunk<Fam>` for the family above, erased.
     call: *const (),
     drop: unsafe fn(NonNull<u8>),
     layout: Layout,
@@ -58,15 +63,8 @@ unsafe impl Send for HostBox {}
 // SAFETY: as for `Send`.
 unsafe impl Sync for HostBox {}
 
-/// # Safety
-/// `data` points at a live `F` (inside its `HostBox`).
-unsafe fn call_thunk<'h, Fam: Family, F: HostCall<Fam>>(
-    data: NonNull<u8>,
-    m: &mut Fam::Mut<'h>,
-    args: [Value<'h>; 3],
-) -> Result<Value<'h>, Error> {
-    // SAFETY: contract.
-    unsafe { data.cast::<F>().as_ref() }.call(m, args)
+fn dyn_thunk<Fam: Family, F: HostCall<Fam>>(data: NonNull<u8>) -> *const dyn HostCall<Fam> {
+    data.cast::<F>().as_ptr().cast_const()
 }
 
 /// # Safety
@@ -86,7 +84,7 @@ impl HostBox {
             .extend(Layout::new::<F>())
             .map_err(|_| Error::OutOfMemory)?;
         let p = raw.alloc(layout).ok_or(Error::OutOfMemory)?;
-        let thunk: CallThunk<Fam> = call_thunk::<Fam, F>;
+        let thunk: DynThunk<Fam> = dyn_thunk::<Fam, F>;
         let head = HostHead {
             family: TypeId::of::<Fam>(),
             call: thunk as *const (),
@@ -106,6 +104,56 @@ impl HostBox {
         unsafe { self.0.as_ref() }
     }
 
+    /// Borrows the closure for calls.
+    pub(crate) fn as_ref(&self) -> HostRef<'_> {
+        HostRef(self.0, PhantomData)
+    }
+
+    /// The address (the box stays owned by `self`).
+    pub(crate) fn addr(&self) -> *mut u8 {
+        self.0.as_ptr().cast()
+    }
+
+    /// The address, to keep in a cell (`from_raw` takes it back).
+    pub(crate) fn into_raw(self) -> *mut u8 {
+        self.0.as_ptr().cast()
+    }
+
+    /// # Safety
+    /// `p` came from [`HostBox::into_raw`], its box has not been freed, and no other
+    /// `HostBox` of it exists: the caller owns it again (to free it).
+    pub(crate) unsafe fn from_raw(p: NonNull<u8>) -> HostBox {
+        HostBox(p.cast())
+    }
+
+    /// Drops the closure and frees its allocation.
+    pub(crate) fn free(self, raw: &dyn RawAlloc) {
+        let (drop, layout, data) = (self.head().drop, self.head().layout, self.as_ref().data());
+        // SAFETY: the closure is live and never used again (`self` is consumed).
+        unsafe { drop(data) };
+        // SAFETY: allocated by `new` from `raw` with `layout`.
+        unsafe { raw.dealloc(self.0.cast(), layout) };
+    }
+}
+
+/// A host closure borrowed from the cell that owns it (for `'o`: while the cell is alive),
+/// to call it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct HostRef<'o>(NonNull<HostHead>, PhantomData<&'o HostHead>);
+
+impl<'o> HostRef<'o> {
+    /// # Safety
+    /// `p` came from [`HostBox::into_raw`] and the box stays alive (owned by a cell) for
+    /// `'o`.
+    pub(crate) unsafe fn from_raw(p: NonNull<u8>) -> HostRef<'o> {
+        HostRef(p.cast(), PhantomData)
+    }
+
+    fn head(&self) -> &'o HostHead {
+        // SAFETY: alive for 'o (construction).
+        unsafe { self.0.as_ref() }
+    }
+
     fn data(&self) -> NonNull<u8> {
         let p = self
             .0
@@ -115,48 +163,35 @@ impl HostBox {
         NonNull::new(p).expect("inside a live allocation")
     }
 
+    /// Was the closure stored for family `Fam`?
+    pub(crate) fn is<Fam: Family>(&self) -> bool {
+        self.head().family == TypeId::of::<Fam>()
+    }
+
     /// Calls the closure. [`Error::WrongKind`] if it was stored for another family.
-    pub(crate) fn call<'h, Fam: Family>(
-        &self,
-        m: &mut Fam::Mut<'h>,
-        args: [Value<'h>; 3],
-    ) -> Result<Value<'h>, Error> {
-        let head = self.head();
-        if head.family != TypeId::of::<Fam>() {
+    pub(crate) fn call<'a, 'h, Fam: Family>(
+        self,
+        m: Fam::Mut<'a, 'h>,
+        args: [Fam::Val<'h>; 3],
+    ) -> Result<Fam::Val<'h>, Error>
+    where
+        'h: 'a,
+    {
+        if !self.is::<Fam>() {
             return Err(Error::WrongKind);
         }
-        // SAFETY: `call` was made from a `CallThunk<Fam>` for this very family (checked
+        // SAFETY: `call` was made from a `DynThunk<Fam>` for this very family (checked
         // above); function pointers round-trip through `*const ()`.
-        let thunk = unsafe { core::mem::transmute::<*const (), CallThunk<Fam>>(head.call) };
-        // SAFETY: the data is the `F` the thunk was made for, alive while `self` is.
-        unsafe { thunk(self.data(), m, args) }
-    }
-
-    /// The address, to keep in a cell (`from_raw` takes it back).
-    pub(crate) fn into_raw(self) -> *mut u8 {
-        self.0.as_ptr().cast()
-    }
-
-    /// # Safety
-    /// `p` came from [`HostBox::into_raw`] and its box has not been freed. A `HostBox` has
-    /// no `Drop`: one rebuilt only to call the closure, while the cell that owns it keeps
-    /// it, is simply forgotten; only the owner calls [`HostBox::free`], once.
-    pub(crate) unsafe fn from_raw(p: NonNull<u8>) -> HostBox {
-        HostBox(p.cast())
-    }
-
-    /// Drops the closure and frees its allocation.
-    pub(crate) fn free(self, raw: &dyn RawAlloc) {
-        let (drop, layout, data) = (self.head().drop, self.head().layout, self.data());
-        // SAFETY: the closure is live and never used again (`self` is consumed).
-        unsafe { drop(data) };
-        // SAFETY: allocated by `new` from `raw` with `layout`.
-        unsafe { raw.dealloc(self.0.cast(), layout) };
+        let thunk = unsafe { core::mem::transmute::<*const (), DynThunk<Fam>>(self.head().call) };
+        // SAFETY: the data is the `F` the thunk was made for, alive for 'o.
+        let f = unsafe { &*thunk(self.data()) };
+        f.call(m, args)
     }
 }
 
 #[cfg(all(test, not(loom)))]
 mod tests {
+    use super::super::Value;
     use super::super::testing::{Counter, n};
     use super::*;
     use std::sync::Arc;
@@ -164,16 +199,21 @@ mod tests {
 
     struct Fam;
     impl Family for Fam {
-        type Mut<'h> = Vec<u32>;
+        type Mut<'a, 'h: 'a> = &'a mut Vec<u32>;
+        type Val<'h> = Value<'h>;
     }
     struct Other;
     impl Family for Other {
-        type Mut<'h> = ();
+        type Mut<'a, 'h: 'a> = ();
+        type Val<'h> = Value<'h>;
     }
 
     struct Adder(Arc<AtomicUsize>, u32);
     impl HostCall<Fam> for Adder {
-        fn call<'h>(&self, m: &mut Vec<u32>, a: [Value<'h>; 3]) -> Result<Value<'h>, Error> {
+        fn call<'a, 'h>(&self, m: &'a mut Vec<u32>, a: [Value<'h>; 3]) -> Result<Value<'h>, Error>
+        where
+            'h: 'a,
+        {
             m.push(self.1);
             Ok(a[1])
         }
@@ -191,10 +231,13 @@ mod tests {
         let b = HostBox::new::<Fam, _>(&c, Adder(drops.clone(), 7)).unwrap();
         assert_eq!(c.live(), 1);
         let mut log = Vec::new();
-        assert_eq!(b.call::<Fam>(&mut log, [n(1), n(2), n(3)]), Ok(n(2)));
+        assert_eq!(
+            b.as_ref().call::<Fam>(&mut log, [n(1), n(2), n(3)]),
+            Ok(n(2))
+        );
         assert_eq!(log, [7]);
         assert_eq!(
-            b.call::<Other>(&mut (), [n(1), n(2), n(3)]),
+            b.as_ref().call::<Other>((), [n(1), n(2), n(3)]),
             Err(Error::WrongKind)
         );
         // SAFETY: the address came from `into_raw` and is owned again.

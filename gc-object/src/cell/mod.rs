@@ -29,13 +29,16 @@
 //! installed storage state and its blocks), `txn` (locked writes and side-state
 //! transactions), `trace` (tracing and finalization), `shape` (hidden classes), `value`
 //! (the value word), `shared` (what a heap's chunks point at), `collect` (allocation,
-//! mark-sweep and the collector's state), `pacing` (when a collection is due), `literal`
-//! and `root`.
+//! mark-sweep and the collector's state), `pacing` (when a collection is due), `context`
+//! (the heap, mutators, the exclusive context and its handle scopes: where collecting is
+//! safe), `handles` (a mutator's handle stack), `literal` and `root`.
 
 pub(crate) mod collect;
+pub(crate) mod context;
 mod dict;
 pub(crate) mod ephemeron;
 pub(crate) mod finreg;
+mod handles;
 pub(crate) mod host;
 mod layout;
 pub(crate) mod literal;
@@ -51,8 +54,11 @@ mod txn;
 pub(crate) mod value;
 pub(crate) mod weak;
 
+pub(crate) use context::ScopeFamily;
+pub use context::{Context, EscapeScope, Heap, Local, Mutator, Scope};
 pub use ephemeron::{WEAK_MAP_CLASS, WeakMap};
 pub use finreg::{FINALIZATION_REGISTRY_CLASS, FinalizationRegistry};
+pub use handles::HANDLE_BLOCK_SLOTS;
 pub use layout::{
     CELL_BYTES, COLD_STATE_BYTES, HEADER_BYTES, INLINE_SLOTS, OBJECT_CLASS, OBJECT_CLASS_BYTES,
     OBJECT_PAYLOAD_BYTES, Obj, STORAGE_STATE_BYTES,

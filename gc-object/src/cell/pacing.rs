@@ -2,15 +2,16 @@
 //! collection left (safe code; the collector applies it).
 
 /// How much a heap may allocate between two collections: a collection is due once the
-/// bytes allocated since the last one (cells, side state, host closures)
+/// bytes allocated since the last one (cells, side state, host closures, handle blocks)
 /// reach `max(min_debt, live * debt_percent / 100)`, where `live` is what the last
 /// collection left ([`CollectStats::live_bytes`](crate::CollectStats::live_bytes)).
 ///
 /// This is Lua's `pause` (Lua's default 200 lets the heap double, `debt_percent` = 100
 /// here) and gc-arena's `sleep_factor` with `min_sleep`. A collection here is not
 /// incremental, so Lua's `stepmul` and gc-arena's work factors have no counterpart: when a
-/// collection is due, [`Heap::collect_if_due`](crate::Heap::collect_if_due) runs a whole
-/// one.
+/// collection is due, [`Heap::collect_if_due`](crate::Heap::collect_if_due),
+/// [`Context::collect_if_due`](crate::Context::collect_if_due) or
+/// [`Scope::collect_if_due`](crate::Scope::collect_if_due) runs a whole one.
 ///
 /// The cost: marking touches the live cells, so with a debt of `p`% of the live bytes the
 /// collector marks about `100 / p` bytes per byte allocated, whatever the heap's size, and

@@ -93,7 +93,7 @@ pub struct CollectStats {
     /// Symbols freed: neither reachable as values nor keys of live objects.
     pub symbols_freed: u64,
     /// Bytes the heap holds for what survived: the live cells and the side state, host
-    /// closures and large cells still allocated. The pacing measures the
+    /// closures, handle blocks and large cells still allocated. The pacing measures the
     /// allocation debt against it (see [`Pacing`](crate::Pacing)).
     pub live_bytes: u64,
 }

@@ -5,6 +5,7 @@ use core::alloc::Layout;
 use core::marker::PhantomData;
 use core::ptr::{self, NonNull};
 
+use super::host::HostRef;
 use super::{AtomicWord, NativeFn, Value, Word};
 use crate::error::Error;
 use crate::key::PropertyKey;
@@ -120,11 +121,21 @@ impl ColdState {
     pub(crate) fn native(&self) -> Option<NativeFn> {
         self.native
     }
-    /// The native closure (a `HostBox` address) and its environment, if the object has one.
-    pub(crate) fn closure<'h>(&'h self) -> Option<(NonNull<u8>, Value<'h>)> {
-        // SAFETY: the environment word was a checked value of this heap when stored; the
-        // tracer keeps it alive with the object.
-        NonNull::new(self.closure).map(|p| (p, unsafe { Value::from_word(self.env) }))
+    /// The native closure and its environment, if the object has one.
+    pub(crate) fn closure<'h>(&'h self) -> Option<(HostRef<'h>, Value<'h>)> {
+        NonNull::new(self.closure).map(|p| {
+            // SAFETY: the box is owned by the function object (a copy-on-write snapshot
+            // shares it) and freed only by its finalizer, after it died: alive for 'h.
+            let host = unsafe { HostRef::from_raw(p) };
+            // SAFETY: the environment word was a checked value of this heap when stored;
+            // the tracer keeps it alive with the object.
+            (host, unsafe { Value::from_word(self.env) })
+        })
+    }
+    /// The address of the native closure's box, if the object has one (its finalizer frees
+    /// it).
+    pub(super) fn closure_addr(&self) -> Option<NonNull<u8>> {
+        NonNull::new(self.closure)
     }
     pub(super) fn env_word(&self) -> Word {
         self.env

@@ -148,7 +148,7 @@ pub(crate) unsafe fn finalize(cell: NonNull<ObjectCell>, raw: &dyn slab::RawAllo
     }
     let s = obj.storage().expect("side state");
     walk_retired(raw, s);
-    if let Some((p, _)) = obj.cold().and_then(|c| c.closure()) {
+    if let Some(p) = obj.cold().and_then(|c| c.closure_addr()) {
         // SAFETY: the object owns its closure (every snapshot of its cold state names the
         // same one; retired snapshots never free it) and is dead: nothing calls it again.
         unsafe { super::host::HostBox::from_raw(p) }.free(raw);

@@ -9,6 +9,8 @@
 //!  0xFFFB        interned string: the key id in bits 31..0
 //!  0xFFFC        another heap cell (weak reference, weak map, registry, symbol, string
 //!                value): its address; the cell's header says which kind
+//!  0xFFFD        never a value: a handle (`Local`) to a slot of a handle stack, the
+//!                slot's address (a `Local` of a value that names no cell is the value)
 //! ```
 //!
 //! On 64-bit targets the word is stored as a pointer (`AtomicPtr<u8>`), so an object word
@@ -30,6 +32,7 @@ pub(crate) const TAG_SPECIAL: u64 = 0xFFF9 << TAG_SHIFT;
 pub(crate) const TAG_OBJECT: u64 = 0xFFFA << TAG_SHIFT;
 pub(crate) const TAG_STRING: u64 = 0xFFFB << TAG_SHIFT;
 pub(crate) const TAG_CELL: u64 = 0xFFFC << TAG_SHIFT;
+pub(crate) const TAG_HANDLE: u64 = 0xFFFD << TAG_SHIFT;
 pub(crate) const PAYLOAD_MASK: u64 = (1 << TAG_SHIFT) - 1;
 const CANONICAL_NAN: u64 = 0x7FF8_0000_0000_0000;
 pub(crate) const UNDEFINED_BITS: u64 = TAG_SPECIAL;
@@ -72,6 +75,20 @@ mod repr {
         /// The cell of an object or other-cell word (caller checked the tag).
         #[inline]
         pub(crate) fn cell(self) -> *mut ObjectCell {
+            self.0.map_addr(|a| a & PAYLOAD_MASK as usize).cast()
+        }
+        /// A handle word: the address of a handle-stack slot (tag [`TAG_HANDLE`]).
+        #[inline]
+        pub(crate) fn from_handle(slot: NonNull<Word>) -> Word {
+            Word(
+                slot.as_ptr()
+                    .cast::<u8>()
+                    .map_addr(|a| a | TAG_HANDLE as usize),
+            )
+        }
+        /// The slot of a handle word (caller checked the tag).
+        #[inline]
+        pub(crate) fn handle_slot(self) -> *mut Word {
             self.0.map_addr(|a| a & PAYLOAD_MASK as usize).cast()
         }
     }
@@ -121,6 +138,14 @@ mod repr {
         }
         #[inline]
         pub(crate) fn cell(self) -> *mut ObjectCell {
+            core::ptr::with_exposed_provenance_mut((self.0 & PAYLOAD_MASK) as usize)
+        }
+        #[inline]
+        pub(crate) fn from_handle(slot: NonNull<Word>) -> Word {
+            Word(slot.as_ptr().expose_provenance() as u64 | TAG_HANDLE)
+        }
+        #[inline]
+        pub(crate) fn handle_slot(self) -> *mut Word {
             core::ptr::with_exposed_provenance_mut((self.0 & PAYLOAD_MASK) as usize)
         }
     }
@@ -181,6 +206,10 @@ impl Word {
     #[inline]
     pub(crate) fn is_hole(self) -> bool {
         self.bits() == HOLE_BITS
+    }
+    #[inline]
+    pub(crate) fn is_handle(self) -> bool {
+        self.tag() == TAG_HANDLE
     }
 }
 

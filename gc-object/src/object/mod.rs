@@ -7,11 +7,11 @@ mod cache;
 pub use array::{DENSE_ALWAYS, DENSE_SPREAD};
 pub use cache::PropertyCache;
 
+use crate::cell::host::{HostBox, HostRef};
 use crate::cell::{
     ColdDraft, Locked, NativeFn, Obj, PropEntry, SIDE_DICT, SIDE_ENTRIES, SIDE_RESTRICTED,
     TAG_FUNCTION, Value,
 };
-use core::ptr::NonNull;
 
 use crate::error::Error;
 use crate::key::{Key, PropertyKey, length_key};
@@ -127,19 +127,29 @@ pub(crate) fn install_native(o: Obj<'_>, f: NativeFn) -> Result<(), Error> {
     g.replace_cold(o.heap().raw(), &d)
 }
 
-/// Gives a fresh function object its native closure (a `HostBox` address, owned by the
-/// object from here on) and environment. On failure nothing was installed: the caller
-/// still owns the closure.
+/// Gives a fresh function object its native closure (owned by the object from here on)
+/// and environment. On failure nothing was installed and the closure is freed.
 pub(crate) fn install_closure<'h>(
     o: Obj<'h>,
-    closure: NonNull<u8>,
+    closure: HostBox,
     env: Value<'h>,
 ) -> Result<(), Error> {
     let g = o.lock();
     let mut d = ColdDraft::empty();
-    d.closure = closure.as_ptr();
+    d.closure = closure.addr();
     d.env = env;
-    g.replace_cold(o.heap().raw(), &d)
+    match g.replace_cold(o.heap().raw(), &d) {
+        Ok(()) => {
+            // The cold state owns it now.
+            let _ = closure.into_raw();
+            Ok(())
+        }
+        Err(e) => {
+            drop(g);
+            closure.free(o.heap().raw());
+            Err(e)
+        }
+    }
 }
 
 pub(super) fn draft_of<'h>(o: Obj<'h>) -> ColdDraft<'h> {
@@ -382,9 +392,8 @@ impl<'h> Obj<'h> {
         }
     }
 
-    /// The native closure of a function object (its `HostBox` address) and its
-    /// environment.
-    pub(crate) fn closure(self) -> Result<Option<(NonNull<u8>, Value<'h>)>, Error> {
+    /// The native closure of a function object and its environment.
+    pub(crate) fn closure(self) -> Result<Option<(HostRef<'h>, Value<'h>)>, Error> {
         self.check_thread()?;
         Ok(self.cold().and_then(|c| c.closure()))
     }

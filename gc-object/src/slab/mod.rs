@@ -442,7 +442,7 @@ pub(crate) struct SweepCounts {
 }
 
 /// The heap's allocator, metered: every allocation but the chunks (side state, host
-/// closures, large cells) is counted in `outstanding`, the bytes held now.
+/// closures, handle blocks, large cells) is counted in `outstanding`, the bytes held now.
 /// The pacing of collections reads it; it takes part in no protocol, so it is a plain
 /// (unmodeled) atomic even under loom.
 struct Metered {
@@ -515,7 +515,7 @@ impl Slab {
     }
 
     /// Bytes allocated through [`Slab::raw`] and not freed yet: side state, host closures,
-    /// and large cells.
+    /// handle blocks and large cells.
     pub(crate) fn outstanding_bytes(&self) -> usize {
         self.raw.outstanding.load(unmodeled::Ordering::Relaxed)
     }

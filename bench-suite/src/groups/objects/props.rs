@@ -328,7 +328,7 @@ fn gc_object(ctx: &mut Ctx<'_>, n: usize, keys: &[PropertyKey]) -> BenchResult {
     let case = |op: &str, imp: &str| Case::new(op, imp, "properties", n as u64).baseline(BASELINE);
     {
         let h = heap.borrow();
-        let mut m = h.mutator();
+        let m = h.mutator();
         let objs: Vec<Obj<'_>> = (0..objects)
             .map(|_| {
                 let o = m.object().expect("object");
@@ -396,7 +396,7 @@ fn gc_object(ctx: &mut Ctx<'_>, n: usize, keys: &[PropertyKey]) -> BenchResult {
         },
         |()| {
             let h = heap.borrow();
-            let mut m = h.mutator();
+            let m = h.mutator();
             let mut sum = 0.0;
             for _ in 0..objects {
                 let o = m.object().expect("object");
@@ -416,7 +416,7 @@ fn gc_object(ctx: &mut Ctx<'_>, n: usize, keys: &[PropertyKey]) -> BenchResult {
             roots.borrow_mut().clear();
             let mut h = heap.borrow_mut();
             h.collect();
-            let mut m = h.mutator();
+            let m = h.mutator();
             let made: Vec<Root> = (0..objects)
                 .map(|_| {
                     let o = m.object().expect("object");
@@ -484,7 +484,7 @@ fn big_build(ctx: &mut Ctx<'_>, n: usize) -> BenchResult {
         },
         |()| {
             let h = heap.borrow();
-            let mut m = h.mutator();
+            let m = h.mutator();
             let o = m.object().expect("object");
             for (i, &k) in keys.iter().enumerate() {
                 o.set(k, val(i)).expect("set");

@@ -44,7 +44,7 @@ pub fn run(ctx: &mut Ctx<'_>) -> BenchResult {
     {
         let heap = Heap::new();
         let ring = {
-            let mut m = heap.mutator();
+            let m = heap.mutator();
             let a = m.array().expect("array");
             for _ in 0..STRING_RING {
                 a.push(Value::null()).expect("push");
@@ -59,7 +59,7 @@ pub fn run(ctx: &mut Ctx<'_>) -> BenchResult {
             |()| {
                 let mut h = heap.borrow_mut();
                 let len = {
-                    let mut m = h.mutator();
+                    let m = h.mutator();
                     let a = ring.get(m.heap()).expect("ring");
                     for (i, t) in texts.iter().enumerate() {
                         let s = m.string(t).expect("string");

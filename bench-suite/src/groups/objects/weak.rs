@@ -39,7 +39,7 @@ fn upgrade(ctx: &mut Ctx<'_>) -> BenchResult {
     // is borrowed; no collection runs during the case).
     {
         let heap = Heap::new();
-        let mut m = heap.mutator();
+        let m = heap.mutator();
         let targets: Vec<Obj<'_>> = (0..n)
             .map(|i| {
                 let o = m.object().expect("object");
@@ -114,7 +114,7 @@ fn map_get(ctx: &mut Ctx<'_>) -> BenchResult {
     let case = |imp: &str| Case::new("weak map get", imp, "keys", n as u64).baseline("gc-object");
     {
         let heap = Heap::new();
-        let mut m = heap.mutator();
+        let m = heap.mutator();
         let map = m.weak_map().expect("map");
         let keys: Vec<Obj<'_>> = (0..n).map(|_| m.object().expect("object")).collect();
         for (i, &k) in keys.iter().enumerate() {
@@ -166,7 +166,7 @@ fn map_get(ctx: &mut Ctx<'_>) -> BenchResult {
 fn collect_heap(weak: bool) -> (Heap, Vec<Root>) {
     let heap = Heap::new();
     let roots = {
-        let mut m = heap.mutator();
+        let m = heap.mutator();
         let all = m.array().expect("array");
         let refs = m.array().expect("array");
         for i in 0..COLLECT_OBJECTS {
