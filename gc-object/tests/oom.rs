@@ -612,3 +612,76 @@ fn native_closure_box_cell_and_cold_state() {
     );
     assert_eq!(fails, if cfg!(feature = "wide-object") { 2 } else { 3 });
 }
+
+#[test]
+fn scoped_closure_box_cell_cold_state_and_handle_block() {
+    // As for native closures, plus the call: through a plain mutator the closure's scope
+    // roots its arguments in the mutator's handle stack, whose first block can fail.
+    let fails = inject(
+        "scoped closure",
+        |m| m.object().unwrap(),
+        |m, o| {
+            let f = m.scoped_closure(o.value(), |s, _, a, env| {
+                let x = s.mutator().object()?;
+                x.set("a", s.get(a))?;
+                x.set("env", s.get(env))?;
+                s.root(x.value())
+            })?;
+            let r = m.call(f, Value::UNDEFINED, n(1.0))?.as_object().unwrap();
+            assert_eq!((r.get("a")?, r.get("env")?), (n(1.0), o.value()));
+            Ok(())
+        },
+    );
+    assert_eq!(fails, if cfg!(feature = "wide-object") { 3 } else { 4 });
+}
+
+#[test]
+fn handle_stack_blocks_and_escapes() {
+    let alloc = Failing::new();
+    {
+        let mut heap = Heap::with_allocator(alloc.clone());
+        let mut cx = heap.context();
+        let mut s = cx.scope();
+        fn cell<'a>(s: &'a gc_object::Scope<'_>) -> Value<'a> {
+            s.mutator().object().unwrap().value()
+        }
+        // The first handle of a cell allocates the first block.
+        let v = cell(&s);
+        alloc.arm(0);
+        assert_eq!(s.root(v).err(), Some(Error::OutOfMemory));
+        alloc.disarm();
+        let mut kept = vec![s.root(v).unwrap()];
+        while kept.len() < gc_object::HANDLE_BLOCK_SLOTS {
+            let v = cell(&s);
+            kept.push(s.root(v).unwrap());
+        }
+        // The block is full: the next cell needs a second one. Numbers need none.
+        let v = cell(&s);
+        alloc.arm(0);
+        assert_eq!(s.root(v).err(), Some(Error::OutOfMemory));
+        alloc.arm(0);
+        s.root(n(2.0)).unwrap();
+        assert!(!alloc.0.fired.load(Ordering::SeqCst));
+        alloc.disarm();
+        // Nothing changed: every handle reads its object; a collection keeps exactly them.
+        let marked = s.collect().unwrap().marked;
+        assert_eq!(marked, gc_object::HANDLE_BLOCK_SLOTS as u64);
+        let first = kept[0];
+        // An escape of an outer handle from an empty inner scope at the block's end must
+        // push into a new block: it can fail, and then the outer scope is as it was.
+        {
+            let t = s.escape_scope();
+            alloc.arm(0);
+            assert_eq!(t.escape(first).err(), Some(Error::OutOfMemory));
+            alloc.disarm();
+        }
+        assert_eq!(s.collect().unwrap().marked, marked);
+        let again = {
+            let t = s.escape_scope();
+            t.escape(first).unwrap()
+        };
+        assert_eq!(s.get(again), s.get(first));
+        assert_eq!(s.collect().unwrap().marked, marked);
+    }
+    assert_eq!(alloc.0.live.load(Ordering::SeqCst), 0, "leak");
+}
