@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 declare -A args=(
   [lean-string/tour]=""
   [gc-object/linked_list]=""
-  [gc-object/tiny_js]="3000"
+  [gc-object/tiny_js]="3000|--file gc-object/examples/tiny_js/tree.js 10"
   [cob-tree/quick]="20000"
   [cob-tree/index_layouts]="10"
   [cob-tree/profile]="get 1000|mix 1000|bt-rand 1000"

@@ -1,64 +1,54 @@
-//! The evaluator, its rooting discipline (`Held`, `step`, `safepoint`) and the natives.
+//! The evaluator, its rooting discipline (a `Context` and handle scopes) and the natives.
 
 use crate::parse::{Expr, FuncDef, Stmt};
-use gc_object::{Error, Heap, Key, Mutator, PropertyKey, Root, Value};
+use gc_object::{Error, Heap, Key, Local, Mutator, Pacing, PropertyKey, Root, Scope, Value};
 use std::rc::Rc;
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
-// ---------------------------------------------------------------- values the evaluator keeps
-
-/// A value kept by the evaluator across heap steps (and so across collections).
-#[derive(Clone)]
-enum Held {
-    /// Names no cell: needs no root.
-    Plain(Value<'static>),
-    /// A cell (object, string value, symbol): rooted until the last clone is dropped.
-    Rooted(Rc<Root>),
-}
-
-impl Held {
-    fn hold(heap: &Heap, v: Value<'_>) -> Result<Held, Error> {
-        Ok(match v.as_static() {
-            Some(p) => Held::Plain(p),
-            None => Held::Rooted(Rc::new(heap.root_value(v)?)),
-        })
-    }
-    fn get<'h>(&self, heap: &'h Heap) -> Value<'h> {
-        match self {
-            Held::Plain(v) => *v,
-            Held::Rooted(r) => r.value(heap).expect("rooted in this heap"),
-        }
+/// A clock of this thread's CPU time where the system has one (Linux: the scheduler's
+/// account), else the wall clock: on a machine shared with other busy processes, wall time
+/// mostly measures the others.
+pub fn cpu_clock() -> Duration {
+    static START: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+    let cpu = std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse::<u64>().ok());
+    match cpu {
+        Some(ns) => Duration::from_nanos(ns),
+        None => START.get_or_init(Instant::now).elapsed(),
     }
 }
 
-const UNDEFINED: Held = Held::Plain(Value::UNDEFINED);
+/// Why evaluation stopped early: a JS exception (uncatchable here). A `return` is the
+/// `Some` of a statement's result. (Boxed: a result then fits two registers.)
+struct Throw(Box<str>);
 
-/// Why evaluation stopped early: a `return`, or an error (a JS exception, uncatchable here).
-enum Flow {
-    Return(Held),
-    Throw(String),
-}
-
-impl From<Error> for Flow {
-    fn from(e: Error) -> Flow {
-        Flow::Throw(e.to_string())
+impl From<Error> for Throw {
+    fn from(e: Error) -> Throw {
+        Throw(e.to_string().into())
     }
 }
 
-type R<T> = Result<T, Flow>;
+type R<T> = Result<T, Throw>;
 
 fn throw<T>(msg: String) -> R<T> {
-    Err(Flow::Throw(msg))
+    Err(Throw(msg.into()))
 }
 
-/// One heap step: a fresh mutator, `f`, and the result held (so it survives what follows).
-fn step<'h>(
-    heap: &'h Heap,
-    f: impl FnOnce(&mut Mutator<'h>) -> Result<Value<'h>, Flow>,
-) -> R<Held> {
-    let mut m = heap.mutator();
-    let v = f(&mut m)?;
-    Ok(Held::hold(heap, v)?)
+/// When the evaluator collects.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Gc {
+    /// Before every statement (finds any value the evaluator forgot to keep in a handle).
+    EveryStatement,
+    /// When the heap's pacing says a collection is due (checked before every statement).
+    Paced(Pacing),
+}
+
+/// Roots `v` in scope `s` (a handle of `s`).
+#[inline(always)]
+fn hold<'s>(s: &Scope<'s>, v: Value<'_>) -> R<Local<'s>> {
+    Ok(s.root(v)?)
 }
 
 fn number_text(n: f64) -> String {
@@ -153,81 +143,113 @@ struct Interp {
     scope_key: PropertyKey,
     /// `this`, a binding of every call scope (interned once: `Key::new` is a table lookup).
     this_key: Key,
-    _symbols: [Root; 2],
-    /// Collect when this many cells were allocated since the last collection.
-    gc_every: u64,
-    allocated_at_gc: u64,
+    gc: Gc,
     collections: u64,
     freed: u64,
+    marked: u64,
+    gc_time: Duration,
+    /// The most bytes the heap held just before a collection, and the most a collection
+    /// left live.
+    peak_bytes: usize,
+    max_live: u64,
     depth: usize,
 }
 
 const MAX_DEPTH: usize = 200;
 
 impl Interp {
-    /// The only place a collection runs: between two statements, when nothing but `Held`s
-    /// refer to the heap.
-    fn safepoint(&mut self, heap: &mut Heap) {
-        if heap.stats().cells_allocated - self.allocated_at_gc >= self.gc_every {
-            let s = heap.collect();
-            self.collections += 1;
-            self.freed += s.freed;
-            self.allocated_at_gc = heap.stats().cells_allocated;
+    /// Where collections run: before every statement, when nothing but handles refer to
+    /// the heap (the borrow checker sees to that: `s` is borrowed mutably).
+    fn safepoint(&mut self, s: &mut Scope<'_>) {
+        let due = match self.gc {
+            Gc::EveryStatement => true,
+            Gc::Paced(_) => s.is_collection_due(),
+        };
+        if !due {
+            return;
         }
+        let before = s.mutator().heap().stats().heap_bytes;
+        let start = cpu_clock();
+        let st = s
+            .collect()
+            .expect("the evaluator's scopes belong to a context");
+        self.gc_time += cpu_clock().saturating_sub(start);
+        self.collections += 1;
+        self.freed += st.freed;
+        self.marked += st.marked;
+        self.peak_bytes = self.peak_bytes.max(before);
+        self.max_live = self.max_live.max(st.live_bytes);
     }
 
-    fn run_block(&mut self, heap: &mut Heap, scope: &Held, body: &[Stmt]) -> R<()> {
-        let inner = step(heap, |m| {
-            let parent = scope.get(m.heap()).as_object();
-            Ok(m.object_with_proto(parent)?.value())
-        })?;
-        for s in body {
-            self.safepoint(heap);
-            self.exec(heap, &inner, s)?;
+    /// Runs statements, each in a scope of its own (its temporaries go when it ends); a
+    /// `return`'s value is handed out to `s`.
+    fn exec_list<'s>(
+        &mut self,
+        s: &mut Scope<'s>,
+        env: Local<'s>,
+        body: &[Stmt],
+    ) -> R<Option<Local<'s>>> {
+        for stmt in body {
+            self.safepoint(s);
+            let mut t = s.escape_scope();
+            if let Some(v) = self.exec(&mut t, env, stmt)? {
+                return Ok(Some(t.escape(v)?));
+            }
         }
-        Ok(())
+        Ok(None)
     }
 
-    fn exec(&mut self, heap: &mut Heap, scope: &Held, s: &Stmt) -> R<()> {
-        match s {
+    /// A block: a scope object whose prototype is the enclosing one.
+    fn run_block<'s>(
+        &mut self,
+        s: &mut Scope<'s>,
+        env: Local<'s>,
+        body: &[Stmt],
+    ) -> R<Option<Local<'s>>> {
+        let inner = {
+            let o = s.mutator().object_with_proto(s.get(env).as_object())?;
+            hold(s, o.value())?
+        };
+        self.exec_list(s, inner, body)
+    }
+
+    /// One statement; `Some` is a `return`'s value.
+    fn exec<'s>(&mut self, s: &mut Scope<'s>, env: Local<'s>, st: &Stmt) -> R<Option<Local<'s>>> {
+        match st {
             Stmt::Let(name, init) => {
-                let v = self.eval(heap, scope, init)?;
-                step(heap, |m| {
-                    let h = m.heap();
-                    scope
-                        .get(h)
-                        .as_object()
-                        .expect("scopes are objects")
-                        .set(*name, v.get(h))?;
-                    Ok(Value::UNDEFINED)
-                })?;
+                let v = self.eval(s, env, init)?;
+                scope_object(s, env).set(*name, s.get(v))?;
             }
             Stmt::Expr(e) => {
-                self.eval(heap, scope, e)?;
+                self.eval(s, env, e)?;
             }
             Stmt::If(c, then, otherwise) => {
-                let c = self.eval(heap, scope, c)?;
-                let body = if truthy(c.get(heap)) { then } else { otherwise };
-                self.run_block(heap, scope, body)?;
+                let c = self.eval(s, env, c)?;
+                let body = if truthy(s.get(c)) { then } else { otherwise };
+                return self.run_block(s, env, body);
             }
             Stmt::While(cond, body) => loop {
-                let c = self.eval(heap, scope, cond)?;
-                if !truthy(c.get(heap)) {
+                // Each round in a scope of its own, so a long loop keeps no handles.
+                let mut t = s.escape_scope();
+                let c = self.eval(&mut t, env, cond)?;
+                if !truthy(t.get(c)) {
                     break;
                 }
-                self.run_block(heap, scope, body)?;
-                self.safepoint(heap);
+                if let Some(v) = self.run_block(&mut t, env, body)? {
+                    return Ok(Some(t.escape(v)?));
+                }
+                drop(t);
+                self.safepoint(s);
             },
             Stmt::Return(e) => {
-                let v = match e {
-                    Some(e) => self.eval(heap, scope, e)?,
-                    None => UNDEFINED,
-                };
-                return Err(Flow::Return(v));
+                return Ok(Some(match e {
+                    Some(e) => self.eval(s, env, e)?,
+                    None => hold(s, Value::UNDEFINED)?,
+                }));
             }
-            Stmt::Block(body) => self.run_block(heap, scope, body)?,
+            Stmt::Block(body) => return self.run_block(s, env, body),
         }
-        Ok(())
+        Ok(None)
     }
 
     /// The scope object that holds `name` (the innermost one), walking the scope chain.
@@ -242,160 +264,141 @@ impl Interp {
         throw(format!("ReferenceError: {} is not defined", name.as_str()))
     }
 
-    fn eval(&mut self, heap: &mut Heap, scope: &Held, e: &Expr) -> R<Held> {
+    fn eval<'s>(&mut self, s: &mut Scope<'s>, env: Local<'s>, e: &Expr) -> R<Local<'s>> {
         Ok(match e {
-            Expr::Num(n) => Held::Plain(Value::number(*n)),
-            Expr::Bool(b) => Held::Plain(Value::bool(*b)),
-            Expr::Null => Held::Plain(Value::NULL),
-            Expr::Undefined => UNDEFINED,
-            Expr::Name(k) => Held::Plain(Value::string(*k)),
-            Expr::Str(s) => step(heap, |m| Ok(m.string(s)?.value()))?,
-            Expr::This => self.lookup(heap, scope, self.this_key)?,
-            Expr::Var(name) => self.lookup(heap, scope, *name)?,
+            Expr::Num(n) => hold(s, Value::number(*n))?,
+            Expr::Bool(b) => hold(s, Value::bool(*b))?,
+            Expr::Null => hold(s, Value::NULL)?,
+            Expr::Undefined => hold(s, Value::UNDEFINED)?,
+            Expr::Name(k) => hold(s, Value::string(*k))?,
+            Expr::Str(text) => hold(s, s.mutator().string(text)?.value())?,
+            Expr::This => self.lookup(s, env, self.this_key)?,
+            Expr::Var(name) => self.lookup(s, env, *name)?,
             Expr::Array(items) => {
-                let arr = step(heap, |m| Ok(m.array()?.value()))?;
+                let arr = hold(s, s.mutator().array()?.value())?;
                 for item in items {
-                    let v = self.eval(heap, scope, item)?;
-                    let o = arr.get(heap).as_object().expect("made as an array");
-                    o.push(v.get(heap))?;
+                    let v = self.eval(s, env, item)?;
+                    scope_object(s, arr).push(s.get(v))?;
                 }
                 arr
             }
             Expr::Object(props) => {
-                let obj = step(heap, |m| Ok(m.object()?.value()))?;
+                let obj = hold(s, s.mutator().object()?.value())?;
                 for (k, v) in props {
-                    let k = self.eval(heap, scope, k)?;
-                    let v = self.eval(heap, scope, v)?;
-                    step(heap, |m| {
-                        let h = m.heap();
-                        let key = key_of(k.get(h))?;
-                        m.set(
-                            obj.get(h).as_object().expect("made as an object"),
-                            key,
-                            v.get(h),
-                        )?;
-                        Ok(Value::UNDEFINED)
-                    })?;
+                    let k = self.eval(s, env, k)?;
+                    let v = self.eval(s, env, v)?;
+                    let key = key_of(s.get(k))?;
+                    s.mutator().set(scope_object(s, obj), key, s.get(v))?;
                 }
                 obj
             }
             Expr::Func(i) => {
-                let (ck, sk) = (self.code_key, self.scope_key);
-                step(heap, |m| {
-                    let f = m.object()?;
-                    f.set(ck, Value::from(*i as u32))?;
-                    f.set(sk, scope.get(m.heap()))?;
-                    Ok(f.value())
-                })?
+                let f = s.mutator().object()?;
+                f.set(self.code_key, Value::from(*i as u32))?;
+                f.set(self.scope_key, s.get(env))?;
+                hold(s, f.value())?
             }
             Expr::Member(o, k) => {
-                let o = self.eval(heap, scope, o)?;
-                let k = self.eval(heap, scope, k)?;
-                step(heap, |m| {
-                    let h = m.heap();
-                    get_property(m, o.get(h), k.get(h))
-                })?
+                let o = self.eval(s, env, o)?;
+                let k = self.eval(s, env, k)?;
+                hold(s, get_property(s.mutator(), s.get(o), s.get(k))?)?
             }
-            Expr::Assign(target, v) => self.assign(heap, scope, target, v)?,
+            Expr::Assign(target, v) => self.assign(s, env, target, v)?,
             Expr::Call(callee, args) => {
                 let (this, f) = match &**callee {
                     Expr::Member(o, k) => {
-                        let o = self.eval(heap, scope, o)?;
-                        let k = self.eval(heap, scope, k)?;
-                        let f = step(heap, |m| {
-                            let h = m.heap();
-                            get_property(m, o.get(h), k.get(h))
-                        })?;
+                        let o = self.eval(s, env, o)?;
+                        let k = self.eval(s, env, k)?;
+                        let f = hold(s, get_property(s.mutator(), s.get(o), s.get(k))?)?;
                         (o, f)
                     }
-                    other => (UNDEFINED, self.eval(heap, scope, other)?),
+                    other => (hold(s, Value::UNDEFINED)?, self.eval(s, env, other)?),
                 };
-                let mut held = Vec::with_capacity(args.len());
-                for a in args {
-                    held.push(self.eval(heap, scope, a)?);
-                }
-                self.call(heap, &f, this, &held)?
+                self.call(s, env, f, this, args)?
             }
             Expr::Not(x) => {
-                let v = self.eval(heap, scope, x)?;
-                Held::Plain(Value::bool(!truthy(v.get(heap))))
+                let v = self.eval(s, env, x)?;
+                hold(s, Value::bool(!truthy(s.get(v))))?
             }
             Expr::TypeOf(x) => {
-                let v = self.eval(heap, scope, x)?;
-                let v = v.get(heap);
+                let v = self.eval(s, env, x)?;
+                let v = s.get(v);
                 // The interpreter's own functions are plain objects to the crate.
                 let t = match v.as_object() {
                     Some(o) if o.has_own(self.code_key)? => "function",
                     _ => v.type_of(),
                 };
-                Held::Plain(Value::string(Key::new(t)))
+                hold(s, Value::string(Key::new(t)))?
             }
             Expr::Neg(x) => {
-                let v = self.eval(heap, scope, x)?;
-                Held::Plain(Value::number(-number(v.get(heap))?))
+                let v = self.eval(s, env, x)?;
+                hold(s, Value::number(-number(s.get(v))?))?
             }
             Expr::Bin(op @ ("&&" | "||"), a, b) => {
-                let a = self.eval(heap, scope, a)?;
-                if truthy(a.get(heap)) == (*op == "&&") {
-                    self.eval(heap, scope, b)?
+                let a = self.eval(s, env, a)?;
+                if truthy(s.get(a)) == (*op == "&&") {
+                    self.eval(s, env, b)?
                 } else {
                     a
                 }
             }
             Expr::Bin(op, a, b) => {
-                let a = self.eval(heap, scope, a)?;
-                let b = self.eval(heap, scope, b)?;
-                step(heap, |m| {
-                    let h = m.heap();
-                    binary(m, op, a.get(h), b.get(h))
-                })?
+                let a = self.eval(s, env, a)?;
+                let b = self.eval(s, env, b)?;
+                hold(s, binary(s.mutator(), op, s.get(a), s.get(b))?)?
             }
         })
     }
 
-    fn lookup(&mut self, heap: &mut Heap, scope: &Held, name: Key) -> R<Held> {
-        step(heap, |m| {
-            let s = Interp::find_scope(scope.get(m.heap()), name)?;
-            Ok(s.get(name)?)
-        })
+    fn lookup<'s>(&mut self, s: &mut Scope<'s>, env: Local<'s>, name: Key) -> R<Local<'s>> {
+        let v = Interp::find_scope(s.get(env), name)?.get(name)?;
+        hold(s, v)
     }
 
-    fn assign(&mut self, heap: &mut Heap, scope: &Held, target: &Expr, v: &Expr) -> R<Held> {
+    fn assign<'s>(
+        &mut self,
+        s: &mut Scope<'s>,
+        env: Local<'s>,
+        target: &Expr,
+        v: &Expr,
+    ) -> R<Local<'s>> {
         match target {
             Expr::Var(name) => {
-                let v = self.eval(heap, scope, v)?;
-                step(heap, |m| {
-                    let h = m.heap();
-                    Interp::find_scope(scope.get(h), *name)?.set(*name, v.get(h))?;
-                    Ok(v.get(h))
-                })
+                let v = self.eval(s, env, v)?;
+                Interp::find_scope(s.get(env), *name)?.set(*name, s.get(v))?;
+                Ok(v)
             }
             Expr::Member(o, k) => {
-                let o = self.eval(heap, scope, o)?;
-                let k = self.eval(heap, scope, k)?;
-                let v = self.eval(heap, scope, v)?;
-                step(heap, |m| {
-                    let h = m.heap();
-                    let Some(obj) = o.get(h).as_object() else {
-                        return throw(format!(
-                            "TypeError: cannot set a property of {}",
-                            to_text(o.get(h))?
-                        ));
-                    };
-                    m.set(obj, key_of(k.get(h))?, v.get(h))?;
-                    Ok(v.get(h))
-                })
+                let o = self.eval(s, env, o)?;
+                let k = self.eval(s, env, k)?;
+                let v = self.eval(s, env, v)?;
+                let Some(obj) = s.get(o).as_object() else {
+                    return throw(format!(
+                        "TypeError: cannot set a property of {}",
+                        to_text(s.get(o))?
+                    ));
+                };
+                s.mutator().set(obj, key_of(s.get(k))?, s.get(v))?;
+                Ok(v)
             }
             _ => unreachable!("the parser accepts only names and members"),
         }
     }
 
-    fn call(&mut self, heap: &mut Heap, f: &Held, this: Held, args: &[Held]) -> R<Held> {
-        let (ck, sk, this_key) = (self.code_key, self.scope_key, self.this_key);
-        let Some(fo) = f.get(heap).as_object() else {
+    /// Calls `f` with the arguments `args` evaluated in `env`.
+    fn call<'s>(
+        &mut self,
+        s: &mut Scope<'s>,
+        env: Local<'s>,
+        f: Local<'s>,
+        this: Local<'s>,
+        args: &[Expr],
+    ) -> R<Local<'s>> {
+        let (ck, sk) = (self.code_key, self.scope_key);
+        let Some(fo) = s.get(f).as_object() else {
             return throw(format!(
                 "TypeError: {} is not a function",
-                to_text(f.get(heap))?
+                to_text(s.get(f))?
             ));
         };
         if fo.has_own(ck)? {
@@ -404,53 +407,46 @@ impl Interp {
             if self.depth == MAX_DEPTH {
                 return throw("RangeError: too much recursion".into());
             }
-            let call_scope = step(heap, |m| {
-                let h = m.heap();
-                let fo = f.get(h).as_object().expect("checked above");
-                let s = m.object_with_proto(fo.get(sk)?.as_object())?;
-                s.set(this_key, this.get(h))?;
-                for (i, p) in def.params.iter().enumerate() {
-                    s.set(*p, args.get(i).map_or(Value::UNDEFINED, |a| a.get(h)))?;
-                }
-                Ok(s.value())
-            })?;
-            self.depth += 1;
-            let mut out = Ok(UNDEFINED);
-            for s in &def.body {
-                self.safepoint(heap);
-                match self.exec(heap, &call_scope, s) {
-                    Ok(()) => {}
-                    Err(Flow::Return(v)) => {
-                        out = Ok(v);
-                        break;
-                    }
-                    Err(e) => {
-                        out = Err(e);
-                        break;
-                    }
+            // The call's scope object first; each argument goes straight into it.
+            let call_env = {
+                let c = s.mutator().object_with_proto(fo.get(sk)?.as_object())?;
+                c.set(self.this_key, s.get(this))?;
+                hold(s, c.value())?
+            };
+            for (i, a) in args.iter().enumerate() {
+                let v = self.eval(s, env, a)?;
+                if let Some(p) = def.params.get(i) {
+                    scope_object(s, call_env).set(*p, s.get(v))?;
                 }
             }
+            for p in def.params.iter().skip(args.len()) {
+                scope_object(s, call_env).set(*p, Value::UNDEFINED)?;
+            }
+            self.depth += 1;
+            let out = self.exec_list(s, call_env, &def.body);
             self.depth -= 1;
-            return out;
+            return match out? {
+                Some(v) => Ok(v),
+                None => hold(s, Value::UNDEFINED),
+            };
         }
         // A native function: the crate's calls take one argument, so the arguments go in an
         // array.
-        step(heap, |m| {
-            let h = m.heap();
-            let list = m.array()?;
-            for a in args {
-                list.push(a.get(h))?;
-            }
-            Ok(m.call(
-                f.get(h).as_object().expect("checked above"),
-                this.get(h),
-                list.value(),
-            )?)
-        })
+        let list = hold(s, s.mutator().array()?.value())?;
+        for a in args {
+            let v = self.eval(s, env, a)?;
+            scope_object(s, list).push(s.get(v))?;
+        }
+        Ok(s.call(f, this, list)?)
     }
 }
 
-fn number(v: Value<'_>) -> Result<f64, Flow> {
+/// The object a handle holds (a scope object, or one the evaluator made).
+fn scope_object<'a, 's>(s: &'a Scope<'s>, l: Local<'s>) -> gc_object::Obj<'a> {
+    s.get(l).as_object().expect("an object")
+}
+
+fn number(v: Value<'_>) -> Result<f64, Throw> {
     if let Some(n) = v.as_number() {
         Ok(n)
     } else if let Some(b) = v.as_bool() {
@@ -469,7 +465,7 @@ fn number(v: Value<'_>) -> Result<f64, Flow> {
     }
 }
 
-fn get_property<'h>(m: &mut Mutator<'h>, o: Value<'h>, k: Value<'h>) -> R<Value<'h>> {
+fn get_property<'h>(m: &Mutator<'h>, o: Value<'h>, k: Value<'h>) -> R<Value<'h>> {
     let key = key_of(k)?;
     if let Some(obj) = o.as_object() {
         return Ok(m.get(obj, key)?);
@@ -490,7 +486,7 @@ fn get_property<'h>(m: &mut Mutator<'h>, o: Value<'h>, k: Value<'h>) -> R<Value<
     Ok(Value::UNDEFINED)
 }
 
-fn binary<'h>(m: &mut Mutator<'h>, op: &str, a: Value<'h>, b: Value<'h>) -> R<Value<'h>> {
+fn binary<'h>(m: &Mutator<'h>, op: &str, a: Value<'h>, b: Value<'h>) -> R<Value<'h>> {
     let stringy = |v: Value<'_>| v.as_str().is_some();
     // ToPrimitive of an object is its text here (no valueOf).
     let texty = |v: Value<'_>| stringy(v) || v.as_object().is_some();
@@ -544,8 +540,9 @@ fn arg<'h>(args: Value<'h>, i: u32) -> Result<Value<'h>, Error> {
 }
 
 /// Makes the global scope: `print` (captures the host's output buffer), `counter` (its
-/// count lives in a heap object, the closure's environment), `Symbol`, `freeze`.
-fn globals(heap: &Heap, out: &Arc<Mutex<String>>) -> Result<Root, Error> {
+/// count lives in a heap object, the closure's environment), `Symbol`, `freeze`, and
+/// `args` (the numbers given after `--file PATH`).
+fn globals(heap: &Heap, out: &Arc<Mutex<String>>, args: &[f64]) -> Result<Root, Error> {
     let m = heap.mutator();
     let g = m.object()?;
     let sink = Arc::clone(out);
@@ -593,6 +590,11 @@ fn globals(heap: &Heap, out: &Arc<Mutex<String>>) -> Result<Root, Error> {
     })?;
     g.set("freeze", freeze.value())?;
     g.set("this", Value::UNDEFINED)?;
+    let list = m.array()?;
+    for &a in args {
+        list.push(Value::number(a))?;
+    }
+    g.set("args", list.value())?;
     heap.root(g)
 }
 
@@ -602,20 +604,31 @@ pub struct Outcome {
     pub error: Option<String>,
     pub collections: u64,
     pub freed: u64,
+    /// Cells the collections marked (the work of marking).
+    pub marked: u64,
+    /// Time spent collecting (CPU time, see [`cpu_clock`]).
+    pub gc_time: Duration,
+    /// The most bytes the heap held (sampled before each collection and at the end), and
+    /// the most a collection left live.
+    pub peak_bytes: usize,
+    pub max_live: u64,
 }
 
-/// Parses and runs `src` on a fresh heap, collecting when `gc_every` cells were allocated
-/// since the last collection (0: before every statement). An error if the program leaves
-/// anything reachable beyond the globals.
-pub fn run(src: &str, gc_every: u64) -> Result<Outcome, String> {
+/// Parses and runs `src` on a fresh heap, collecting as `gc` says; `args` is the program's
+/// global `args` array. An error if the program leaves anything reachable beyond the
+/// globals.
+pub fn run(src: &str, gc: Gc, args: &[f64]) -> Result<Outcome, String> {
     let (program, funcs) = crate::parse::parse(src)?;
     let mut heap = Heap::new();
+    if let Gc::Paced(p) = gc {
+        heap.set_pacing(p);
+    }
     let out = Arc::new(Mutex::new(String::new()));
     let (global, symbols) = {
         let m = heap.mutator();
         let (a, b) = (m.symbol(Some("code")), m.symbol(Some("scope")));
         let (a, b) = (a.map_err(|e| e.to_string())?, b.map_err(|e| e.to_string())?);
-        let g = globals(&heap, &out).map_err(|e| e.to_string())?;
+        let g = globals(&heap, &out, args).map_err(|e| e.to_string())?;
         let roots = [heap.root_value(a.value()), heap.root_value(b.value())];
         let [ra, rb] = roots.map(|r| r.expect("a symbol of this heap"));
         (g, ([a.key(), b.key()], [ra, rb]))
@@ -625,38 +638,46 @@ pub fn run(src: &str, gc_every: u64) -> Result<Outcome, String> {
         code_key: symbols.0[0],
         scope_key: symbols.0[1],
         this_key: Key::new("this"),
-        _symbols: symbols.1,
-        gc_every,
-        allocated_at_gc: 0,
+        gc,
         collections: 0,
         freed: 0,
+        marked: 0,
+        gc_time: Duration::ZERO,
+        peak_bytes: 0,
+        max_live: 0,
         depth: 0,
     };
     // Everything the program makes hangs off its own scope, below the globals.
     let baseline = heap.collect().marked;
-    let scope = step(&heap, |m| {
-        let g = global.get(m.heap()).expect("the global scope");
-        Ok(m.object_with_proto(Some(g))?.value())
-    })
-    .map_err(|_| "no memory for the program's scope".to_string())?;
     let mut error = None;
-    for s in &program {
-        it.safepoint(&mut heap);
-        match it.exec(&mut heap, &scope, s) {
-            Ok(()) => {}
-            Err(Flow::Return(_)) => {
-                error = Some("SyntaxError: return outside a function".into());
-                break;
-            }
-            Err(Flow::Throw(e)) => {
-                error = Some(e);
-                break;
+    {
+        let mut cx = heap.context();
+        let mut s = cx.scope();
+        let scope = {
+            let g = global.get(s.mutator().heap()).expect("the global scope");
+            let o = s.mutator().object_with_proto(Some(g));
+            hold(&s, o.map_err(|e| e.to_string())?.value()).map_err(|e| e.0.to_string())?
+        };
+        for st in &program {
+            it.safepoint(&mut s);
+            let mut t = s.escape_scope();
+            match it.exec(&mut t, scope, st) {
+                Ok(None) => {}
+                Ok(Some(_)) => {
+                    error = Some("SyntaxError: return outside a function".into());
+                    break;
+                }
+                Err(Throw(e)) => {
+                    error = Some(e.into());
+                    break;
+                }
             }
         }
     }
+    it.peak_bytes = it.peak_bytes.max(heap.stats().heap_bytes);
     // Everything the program made is garbage now: only the globals stay.
-    drop(scope);
     let live = heap.collect().marked;
+    drop(symbols.1);
     if live != baseline {
         return Err(format!(
             "{live} cells reachable after the program, {baseline} before"
@@ -668,5 +689,9 @@ pub fn run(src: &str, gc_every: u64) -> Result<Outcome, String> {
         error,
         collections: it.collections,
         freed: it.freed,
+        marked: it.marked,
+        gc_time: it.gc_time,
+        peak_bytes: it.peak_bytes,
+        max_live: it.max_live,
     })
 }

@@ -3,27 +3,34 @@
 //! property get/set, computed keys, `length`), functions and closures whose environments
 //! are heap objects (a scope is an object whose prototype is the enclosing scope), native
 //! functions (`print`, a stateful `counter`, `Symbol`, `freeze`) as native closures, and
-//! collections that run *while the program executes*, at every statement boundary.
+//! collections that run *while the program executes*, at statement boundaries.
 //!
-//! Rooting discipline: collection needs `&mut Heap`, so the evaluator passes `&mut Heap`
-//! down and does every heap operation inside a short-lived `Mutator` (`step`). Every value
-//! the evaluator keeps in a Rust variable across a step is a [`Held`]: a number, boolean or
-//! interned string without its heap borrow (`Value::as_static`), or a `Root`. Between two
-//! steps no `Obj` or `Value<'h>` exists, so `safepoint` may collect.
+//! Rooting discipline: the evaluator holds the heap's `Context` for the whole run and
+//! passes a handle `Scope` down; every value it keeps in a Rust variable is a `Local`
+//! (a handle), each statement runs in a scope of its own, and a `return` hands its value
+//! out of the statement's scope (`EscapeScope`). Raw values borrow the scope, so the
+//! safepoint before each statement (it takes the scope by `&mut`) cannot meet one.
 //!
 //! It runs embedded programs, compares each one's output with the expected text, once
-//! collecting at every statement and once every `GC_EVERY` cells, and exits non-zero on a
-//! mismatch. `cargo run -p memlayout-gc-object --example tiny_js [garbage-iterations | --file PATH]`
+//! collecting at every statement and once as the heap's pacing says, and exits non-zero on
+//! a mismatch. `cargo run -p memlayout-gc-object --example tiny_js
+//! [garbage-iterations | --file PATH [NUMBER...]]` (the numbers are the script's `args`).
 
 mod interp;
 mod parse;
 
-use interp::run;
+use gc_object::Pacing;
+use interp::{Gc, run};
 use std::process::ExitCode;
 
 // ---------------------------------------------------------------- the programs
 
-const GC_EVERY: u64 = 1000;
+/// The embedded programs are small: a smaller least debt than the default makes the paced
+/// runs collect often enough to matter.
+const TEST_PACING: Pacing = Pacing {
+    debt_percent: Pacing::DEFAULT.debt_percent,
+    min_debt: 64 * 1024,
+};
 
 fn programs(garbage: u32) -> Vec<(&'static str, String, &'static str, Option<&'static str>)> {
     vec![
@@ -135,18 +142,31 @@ fn programs(garbage: u32) -> Vec<(&'static str, String, &'static str, Option<&'s
     ]
 }
 
-/// `tiny_js --file PATH`: runs a script (collecting every `GC_EVERY` cells), prints its
-/// output, its error and how many collections ran.
-fn run_file(path: &str) -> ExitCode {
+/// `tiny_js --file PATH [NUMBER...]`: runs a script with the default pacing, prints its
+/// output, its error, and what collecting cost.
+fn run_file(path: &str, args: &[String]) -> ExitCode {
     let src = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("reading {path}: {e}"));
-    let start = std::time::Instant::now();
-    match run(&src, GC_EVERY) {
+    let numbers: Vec<f64> = args
+        .iter()
+        .map(|a| a.parse().unwrap_or_else(|_| panic!("not a number: {a}")))
+        .collect();
+    let (start, wall) = (interp::cpu_clock(), std::time::Instant::now());
+    match run(&src, Gc::Paced(Pacing::DEFAULT), &numbers) {
         Ok(o) => {
             print!("{}", o.output);
-            let took = start.elapsed();
+            let took = interp::cpu_clock().saturating_sub(start);
+            let share = o.gc_time.as_secs_f64() / took.as_secs_f64() * 100.0;
             eprintln!(
-                "{} collections, {} cells freed, {took:?}",
-                o.collections, o.freed
+                "{took:.3?} CPU ({:.3?} wall): {} collections ({:.3?}, {share:.1}%), {} cells marked, {} freed; \
+                 peak heap {} B, most live {} B ({:.2}x)",
+                wall.elapsed(),
+                o.collections,
+                o.gc_time,
+                o.marked,
+                o.freed,
+                o.peak_bytes,
+                o.max_live,
+                o.peak_bytes as f64 / o.max_live.max(1) as f64
             );
             match o.error {
                 Some(e) => {
@@ -165,10 +185,10 @@ fn run_file(path: &str) -> ExitCode {
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    if let [flag, path] = args.as_slice()
+    if let [flag, path, rest @ ..] = args.as_slice()
         && flag == "--file"
     {
-        return run_file(path);
+        return run_file(path, rest);
     }
     let garbage: u32 = args
         .first()
@@ -180,8 +200,8 @@ fn main() -> ExitCode {
     let mut failed = 0;
     for (name, src, want, want_error) in programs(garbage) {
         // Collecting before every statement finds any value the evaluator forgot to root.
-        for gc_every in [0, GC_EVERY] {
-            let got = match run(&src, gc_every) {
+        for gc in [Gc::EveryStatement, Gc::Paced(TEST_PACING)] {
+            let got = match run(&src, gc, &[]) {
                 Ok(o) => o,
                 Err(e) => {
                     println!("FAIL {name}: {e}");
@@ -190,10 +210,13 @@ fn main() -> ExitCode {
                 }
             };
             let ok = got.output == want && got.error.as_deref() == want_error;
-            let mode = if gc_every == 0 {
-                "collecting at every statement".to_string()
-            } else {
-                format!("collecting every {gc_every} cells")
+            let mode = match gc {
+                Gc::EveryStatement => "collecting at every statement".to_string(),
+                Gc::Paced(p) => format!(
+                    "paced: {}% of the live bytes, at least {} KiB",
+                    p.debt_percent,
+                    p.min_debt / 1024
+                ),
             };
             println!(
                 "{} {name} ({mode}): {} collections during the run, {} cells freed by them",
@@ -206,7 +229,7 @@ fn main() -> ExitCode {
                 println!("  error  {:?}\n  wanted {want_error:?}", got.error);
                 failed += 1;
             }
-            if name.starts_with("garbage") && gc_every == GC_EVERY && got.collections < 5 {
+            if name.starts_with("garbage") && gc != Gc::EveryStatement && got.collections < 5 {
                 println!("FAIL {name}: only {} collections ran", got.collections);
                 failed += 1;
             }
