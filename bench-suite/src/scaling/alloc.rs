@@ -339,7 +339,7 @@ fn child(args: &[String]) -> Result<Report, String> {
 fn spawn(exe: &std::path::Path, which: Which, shape: AllocShape, n: u64) -> Result<Report, String> {
     let out = Command::new(exe)
         .env(select::ENV, which.env_value())
-        .env_remove(arena_alloc::HEAP_COUNT_ENV)
+        .env_remove(arena_alloc::tuning::HEAP_COUNT_ENV)
         .args([FLAG, &shape.arg(), &n.to_string()])
         .output()
         .map_err(|e| format!("cannot start {}: {e}", exe.display()))?;

@@ -424,7 +424,7 @@ fn gc_row<'a>(shape: ObjShape) -> Row<'a> {
             let (plan, keys) = cache.get(shape, n, interned);
             let heap = heap(m);
             let objects = m.time(|| -> Result<Vec<Obj<'_>>, gc_object::Error> {
-                let mut mu = heap.mutator();
+                let mu = heap.mutator();
                 let mut out = Vec::with_capacity(n as usize);
                 for i in 0..n as usize {
                     let o = mu.object()?;
@@ -510,7 +510,7 @@ fn gc_tree_row<'a>() -> Row<'a> {
             let mut heap = heap(m);
             let stats = m.time(|| -> Result<_, gc_object::Error> {
                 let root = {
-                    let mut mu = heap.mutator();
+                    let mu = heap.mutator();
                     let mut nodes = Vec::with_capacity(n as usize);
                     for i in 0..n as u32 {
                         let o = mu.object()?;
