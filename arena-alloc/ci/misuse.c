@@ -45,6 +45,15 @@ int main(int argc, char **argv) {
         if (!strncmp(how, "later", 5)) free(malloc(size));
         else if (!strncmp(how, "flushed", 7)) malloc_trim(0);
         free(p);
+    } else if (!strcmp(c, "unmapped-double")) {
+        /* 8,000 blocks of 8 KiB fill 16 small segments; freed, all but a few are unmapped
+           (the middle one among them), and the second free reads what is left of it */
+        enum { N = 8000 };
+        static char *v[N];
+        for (int i = 0; i < N; i++) v[i] = malloc(8192);
+        for (int i = 0; i < N; i++) free(v[i]);
+        malloc_trim(0);
+        free(v[N / 2]);
     } else if (!strcmp(c, "medium-double")) {
         char *p = malloc(20 * 1024);
         free(p);

@@ -148,7 +148,7 @@ misuse() { # HARDENED CASE
         echo "misuse $2 (hardened=$1): NOT CAUGHT (exit $rc): $err"; FAIL=1
     fi
 }
-for c in huge-double huge-interior direct-double small-interior-64 small-interior-48 small-interior-2k medium-interior-10k small-double medium-double; do
+for c in huge-double huge-interior direct-double small-interior-64 small-interior-48 small-interior-2k medium-interior-10k small-double medium-double unmapped-double; do
     misuse 0 "$c"
     misuse 1 "$c"
 done

@@ -27,6 +27,9 @@ pub(crate) const KIND_SMALL: u32 = 1;
 pub(crate) const KIND_HUGE: u32 = 2;
 /// A large segment of the huge heap: page-granular extents (`crate::huge`).
 pub(crate) const KIND_LARGE: u32 = 3;
+/// The header page of an unmapped small segment, kept mapped a while (a tombstone, see
+/// `crate::huge`): a free of a block that lay in it is a double free.
+pub(crate) const KIND_BURIED: u32 = 4;
 
 /// Page is in the arena's free-page list.
 pub(crate) const PAGE_FREE: u8 = 0;

@@ -20,7 +20,7 @@ static GLOBAL: ArenaAlloc = ArenaAlloc::new();
 const CASE: &str = "ARENA_ALLOC_MISUSE_CASE";
 
 /// (case, hardened mode needed, what stderr must say)
-const CASES: [(&str, bool, &str); 10] = [
+const CASES: [(&str, bool, &str); 11] = [
     ("huge-double", false, "free(): double free detected"),
     ("huge-interior", false, "free(): invalid pointer"),
     ("span-interior-page", false, "free(): invalid pointer"),
@@ -31,6 +31,7 @@ const CASES: [(&str, bool, &str); 10] = [
     ("small-double", false, "double free detected"),
     ("medium-interior-10k", false, "not the start of a block"),
     ("medium-double", false, "double free detected"),
+    ("unmapped-double", false, "free(): double free detected (0x"),
 ];
 
 fn layout(size: usize) -> Layout {
@@ -79,6 +80,19 @@ fn misuse(case: &str) {
             let p = alloc(20 * 1024);
             free(p, 20 * 1024);
             free(p, 20 * 1024);
+        }
+        // A block whose small segment was unmapped before its second free: 8,000 blocks of
+        // 8 KiB fill 16 segments; freed, all but `EMPTY_SEGMENTS_KEPT` of them are unmapped
+        // (the middle one among them: only the last holds its class's head page).
+        "unmapped-double" => {
+            let size = 8 << 10;
+            let blocks: Vec<*mut u8> = (0..8000).map(|_| alloc(size)).collect();
+            let p = blocks[blocks.len() / 2];
+            for &q in &blocks {
+                free(q, size);
+            }
+            flush_thread_cache();
+            free(p, size);
         }
         "valid" => {
             for size in [

@@ -10,7 +10,8 @@
 //! those beyond [`LEND_RESERVE`].
 
 use super::state::ArenaState;
-use crate::page::{self, PAGE_SIZE, Page, SEGMENT_SIZE, SegmentHeader};
+use crate::huge;
+use crate::page::{self, PAGE_SIZE, Page, SegmentHeader};
 use crate::sync::global::{AtomicUsize, Ordering};
 use crate::sys;
 use core::ptr;
@@ -197,8 +198,9 @@ pub(super) unsafe fn page_freed(st: &mut ArenaState, page: *mut Page) {
             unsafe { segment_no_longer_empty(st) };
             // SAFETY: the lock is held; `seg` is in the arena's segment list.
             unsafe { unlink_segment(st, seg) };
-            // SAFETY: no page of the segment is in use or listed any more.
-            unsafe { sys::unmap(seg.cast(), SEGMENT_SIZE) };
+            // SAFETY: no page of the segment is in use or listed any more, and nothing
+            // refers to the segment: it is unmapped but its header page.
+            unsafe { huge::bury_segment(seg) };
         }
     }
 }

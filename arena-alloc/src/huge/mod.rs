@@ -20,8 +20,10 @@
 //!
 //! Segments and cached mappings keep their headers mapped (a large segment is unmapped only
 //! beyond [`LARGE_EMPTY_KEPT`] empty ones, and then its header page stays a while, as an
-//! unmapped mapping's does: `TOMBSTONES`), so a second free of a block reads a header that
-//! says the block is not live: reported, and the process aborts; it never faults.
+//! unmapped mapping's and an unmapped small segment's do: `TOMBSTONES`), so a second free
+//! of a block reads a header that says the block is not live: reported, and the process
+//! aborts. (Only a second free after `TOMBSTONES` more segments and mappings were unmapped
+//! can fault.)
 
 mod extent;
 mod solo;
@@ -33,7 +35,7 @@ use crate::class::{SMALL_MAX, large_class_size};
 use crate::config::MAX_HEAP_COUNT;
 use crate::lock::RawLock;
 use crate::page::{
-    BLOCK_FREED, BLOCK_LIVE, KIND_HUGE, KIND_LARGE, MAGIC, SEGMENT_SIZE, SegmentHeader,
+    BLOCK_FREED, BLOCK_LIVE, KIND_BURIED, KIND_HUGE, KIND_LARGE, MAGIC, SEGMENT_SIZE, SegmentHeader,
 };
 use crate::sync::global::{AtomicU32, AtomicUsize, Ordering, UnsafeCell};
 use crate::sys;
@@ -258,6 +260,22 @@ fn tombstone(h: &mut HugeHeap, page: *mut u8) {
         // refers to it.
         unsafe { sys::unmap(evicted, sys::os_page_size()) };
     }
+}
+
+/// Unmaps the empty small segment `seg` but its header page, which is marked
+/// [`KIND_BURIED`] and kept a while as a tombstone: a late second free of one of its
+/// blocks reads it and is reported as a double free instead of faulting.
+///
+/// # Safety
+/// `seg` is a small segment's header with no page in use or listed: nothing refers to it.
+pub(crate) unsafe fn bury_segment(seg: *mut SegmentHeader) {
+    let ps = sys::os_page_size();
+    // SAFETY: the header is mapped and nobody else reads or writes it any more (a racing
+    // reader would be a free of a block that is no longer live, itself undefined).
+    unsafe { (*seg).kind = KIND_BURIED };
+    // SAFETY: the segment's pages beyond its header page are nobody's.
+    unsafe { sys::unmap(seg.cast::<u8>().wrapping_add(ps), SEGMENT_SIZE - ps) };
+    with_heap(|h| tombstone(h, seg.cast()));
 }
 
 /// Unmaps a freed mapping of its own but its header page, kept as a tombstone.
@@ -686,6 +704,8 @@ pub(crate) unsafe fn free(seg: *mut SegmentHeader, p: *mut u8, current: usize) {
         KIND_LARGE => unsafe { free_extent(seg, p, current) },
         // SAFETY: forwarded.
         KIND_HUGE => unsafe { free_mapping(seg, p, current) },
+        // A block of a small segment that was unmapped: freed before.
+        KIND_BURIED => invalid_free("free(): double free detected", p),
         _ => invalid_free("free(): invalid pointer", p),
     }
 }
