@@ -3,7 +3,7 @@
 use core::ptr::NonNull;
 
 use super::handles::HandleStack;
-use super::layout::{
+use super::header::{
     CELL_KIND_FIN_REGISTRY, CELL_KIND_OBJECT, CELL_KIND_STRING, CELL_KIND_SYMBOL,
     CELL_KIND_WEAK_MAP, CELL_KIND_WEAK_REF, cell_kind,
 };

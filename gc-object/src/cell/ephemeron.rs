@@ -22,7 +22,7 @@
 use core::marker::PhantomData;
 use core::ptr::{self, NonNull};
 
-use super::layout::{CELL_KIND_WEAK_MAP, CellHeader, cell_kind};
+use super::header::{CELL_KIND_WEAK_MAP, CellHeader, cell_kind};
 use super::shared::HeapShared;
 use super::side::{BlockHeader, alloc_block, block_items, free_block};
 use super::{AtomicWord, Obj, Value, Word};

@@ -24,8 +24,8 @@
 use core::marker::PhantomData;
 use core::ptr::{self, NonNull};
 
+use super::header::{CELL_KIND_FIN_REGISTRY, CellHeader, cell_kind};
 use super::host::{Family, HostBox, HostRef};
-use super::layout::{CELL_KIND_FIN_REGISTRY, CellHeader, cell_kind};
 use super::shared::HeapShared;
 use super::side::{BlockHeader, alloc_block, block_items, free_block};
 use super::value::TAG_SPECIAL;

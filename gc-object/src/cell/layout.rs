@@ -5,17 +5,13 @@ use core::marker::PhantomData;
 use core::ptr::{self, NonNull};
 
 use super::dict::Dict;
+use super::header::{CELL_KIND_OBJECT, CellHeader, HEADER_BYTES};
 use super::shared::HeapShared;
 use super::side::{ColdState, Elements, StorageState, block_items};
 use super::txn::Locked;
 use super::{AtomicWord, Shape, Value, Word};
 use crate::slab::{self, SIZE_CLASSES, class_of};
 use crate::sync::{AtomicPtr, AtomicU8, Ordering, spin_wait};
-
-/// Bytes of the GC cell header (the cell kind and one reserved byte). Mark bits live in
-/// the chunk's bitmap, not here, which is why the header is 2 bytes instead of the seed's
-/// 32; the bytes saved became inline slots.
-pub const HEADER_BYTES: usize = 2;
 
 /// Inline property slots of an object (the first `INLINE_SLOTS` named properties need no
 /// allocation besides the cell). 12 on 64-bit, 13 on 32-bit (smaller pointers).
@@ -60,36 +56,6 @@ pub(crate) const SIDE_DICT: u8 = 1 << 2;
 /// `side` flag: the object is an array (a copy of `TAG_ARRAY`, set at creation, so that
 /// the fast paths test one byte: `side == 0` is a plain object without side flags).
 pub(crate) const SIDE_ARRAY: u8 = 1 << 3;
-
-/// Cell kinds (the first byte of every cell).
-pub(crate) const CELL_KIND_OBJECT: u8 = 1;
-/// A weak reference (`weak.rs`).
-pub(crate) const CELL_KIND_WEAK_REF: u8 = 2;
-/// A weak map (`ephemeron.rs`).
-pub(crate) const CELL_KIND_WEAK_MAP: u8 = 3;
-/// A finalization registry (`finreg.rs`).
-pub(crate) const CELL_KIND_FIN_REGISTRY: u8 = 4;
-/// A symbol (`symbol.rs`).
-pub(crate) const CELL_KIND_SYMBOL: u8 = 5;
-/// A string value (`string.rs`).
-pub(crate) const CELL_KIND_STRING: u8 = 6;
-
-/// The kind byte of a cell.
-///
-/// # Safety
-/// `cell` is a live, initialized cell of a slab (every kind starts with a [`CellHeader`],
-/// written before the cell is published and never changed).
-#[inline]
-pub(crate) unsafe fn cell_kind(cell: NonNull<u8>) -> u8 {
-    // SAFETY: contract; the header is plain bytes at offset 0 of every cell.
-    unsafe { (*cell.cast::<CellHeader>().as_ptr()).kind }
-}
-
-#[repr(C)]
-pub(crate) struct CellHeader {
-    pub(super) kind: u8,
-    pub(super) reserved: u8,
-}
 
 /// The object cell.
 ///

@@ -25,7 +25,8 @@
 //!   leave shape mode), so every slot a reader or the tracer can reach was written for this
 //!   object.
 //!
-//! Files: `layout` (the cell, its proofs, the `Obj` handle and its lock), `side` (the lazily
+//! Files: `header` (the header every cell starts with and the cell kinds: a leaf),
+//! `layout` (the object cell, its proofs, the `Obj` handle and its lock), `side` (the lazily
 //! installed storage state and its blocks), `txn` (locked writes and side-state
 //! transactions), `trace` (tracing and finalization), `shape` (hidden classes), `value`
 //! (the value word), `shared` (what a heap's chunks point at), `collect` (allocation,
@@ -39,6 +40,7 @@ mod dict;
 pub(crate) mod ephemeron;
 pub(crate) mod finreg;
 mod handles;
+mod header;
 pub(crate) mod host;
 mod layout;
 pub(crate) mod literal;
@@ -59,8 +61,9 @@ pub use context::{Context, EscapeScope, Heap, Local, Mutator, Scope};
 pub use ephemeron::{WEAK_MAP_CLASS, WeakMap};
 pub use finreg::{FINALIZATION_REGISTRY_CLASS, FinalizationRegistry};
 pub use handles::HANDLE_BLOCK_SLOTS;
+pub use header::HEADER_BYTES;
 pub use layout::{
-    CELL_BYTES, COLD_STATE_BYTES, HEADER_BYTES, INLINE_SLOTS, OBJECT_CLASS, OBJECT_CLASS_BYTES,
+    CELL_BYTES, COLD_STATE_BYTES, INLINE_SLOTS, OBJECT_CLASS, OBJECT_CLASS_BYTES,
     OBJECT_PAYLOAD_BYTES, Obj, STORAGE_STATE_BYTES,
 };
 pub(crate) use layout::{

@@ -14,7 +14,7 @@
 use core::marker::PhantomData;
 use core::ptr::NonNull;
 
-use super::layout::{CELL_KIND_STRING, CellHeader, cell_kind};
+use super::header::{CELL_KIND_STRING, CellHeader, cell_kind};
 use super::shared::HeapShared;
 use super::{Value, Word};
 use crate::error::Error;

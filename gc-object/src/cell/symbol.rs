@@ -17,7 +17,7 @@ use core::marker::PhantomData;
 use core::ptr::NonNull;
 use std::collections::HashMap;
 
-use super::layout::{CELL_KIND_SYMBOL, CellHeader, cell_kind};
+use super::header::{CELL_KIND_SYMBOL, CellHeader, cell_kind};
 use super::shared::HeapShared;
 use super::{Value, Word};
 use crate::error::Error;

@@ -13,7 +13,7 @@
 use core::marker::PhantomData;
 use core::ptr::{self, NonNull};
 
-use super::layout::{CELL_KIND_WEAK_REF, CellHeader, cell_kind};
+use super::header::{CELL_KIND_WEAK_REF, CellHeader, cell_kind};
 use super::shared::HeapShared;
 use super::{Obj, ObjectCell, Value, Word};
 use crate::error::Error;
