@@ -327,7 +327,7 @@ impl<'h> Mutator<'h> {
     pub fn run_finalizers(&self) -> Result<usize, Error> {
         let mut ran = 0;
         while let Some((reg, held)) = cell::finreg::take_pending(self.shared()) {
-            reg.call::<MutatorFamily>(self, held)?;
+            reg.run_callback::<MutatorFamily>(self, held)?;
             ran += 1;
         }
         Ok(ran)

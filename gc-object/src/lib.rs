@@ -13,11 +13,13 @@ mod sync;
 pub use cell::literal::Literal;
 pub use cell::root::Root;
 pub use cell::{
-    CELL_BYTES, COLD_STATE_BYTES, CollectStats, Context, EscapeScope, FINALIZATION_REGISTRY_CLASS,
-    FinalizationRegistry, HANDLE_BLOCK_SLOTS, HEADER_BYTES, HOT_LOOKUPS, HeapString, INLINE_SLOTS,
-    LINEAR_LOOKUP_MAX, Local, MAX_SHAPE_KEYS, MAX_STRING_BYTES, NativeFn, OBJECT_CLASS,
-    OBJECT_CLASS_BYTES, OBJECT_PAYLOAD_BYTES, Obj, Pacing, STORAGE_STATE_BYTES, STRING_HEAD_BYTES,
-    SYMBOL_CLASS, Scope, Symbol, Value, WEAK_MAP_CLASS, WEAK_REF_CLASS, WeakMap, WeakRef,
+    CELL_BYTES, COLD_STATE_BYTES, CellKind, CollectStats, Context, EscapeScope,
+    FINALIZATION_REGISTRY_CLASS, FinalizationRegistry, FinalizationRegistryKind, Gc,
+    HANDLE_BLOCK_SLOTS, HEADER_BYTES, HOT_LOOKUPS, HeapString, INLINE_SLOTS, LINEAR_LOOKUP_MAX,
+    Local, MAX_SHAPE_KEYS, MAX_STRING_BYTES, NativeFn, OBJECT_CLASS, OBJECT_CLASS_BYTES,
+    OBJECT_PAYLOAD_BYTES, Obj, ObjectKind, Pacing, STORAGE_STATE_BYTES, STRING_HEAD_BYTES,
+    SYMBOL_CLASS, Scope, StringKind, Symbol, SymbolKind, Value, WEAK_MAP_CLASS, WEAK_REF_CLASS,
+    WeakMap, WeakMapKind, WeakRef, WeakRefKind,
 };
 pub use error::Error;
 pub use heap::{Heap, HeapStats, Mutator};

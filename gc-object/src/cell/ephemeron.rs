@@ -19,10 +19,10 @@
 //! to its own key therefore does not keep the key alive (a key -> value -> key cycle is
 //! collected).
 
-use core::marker::PhantomData;
 use core::ptr::{self, NonNull};
 
-use super::header::{CELL_KIND_WEAK_MAP, CellHeader, cell_kind};
+use super::gc::{Gc, Kind};
+use super::header::{CELL_KIND_WEAK_MAP, CellHeader};
 use super::shared::HeapShared;
 use super::side::{BlockHeader, alloc_block, block_items, free_block};
 use super::{AtomicWord, Obj, Value, Word};
@@ -89,31 +89,18 @@ fn hash(key: Word, cap: u32) -> u32 {
 /// assert_eq!(heap.collect().ephemerons_removed, 1);
 /// assert_eq!(map.value(&heap).unwrap().as_weak_map().unwrap().len(), 0);
 /// ```
-#[derive(Clone, Copy)]
-pub struct WeakMap<'h> {
-    cell: NonNull<MapCell>,
-    _heap: PhantomData<&'h HeapShared>,
-}
+pub type WeakMap<'h> = Gc<'h, WeakMapKind>;
 
-const _: () = assert!(core::mem::size_of::<WeakMap<'static>>() == core::mem::size_of::<usize>());
+/// The kind of a weak-map cell: [`WeakMap<'h>`](WeakMap) is `Gc<'h, WeakMapKind>`.
+#[derive(Debug)]
+pub enum WeakMapKind {}
 
-// SAFETY: the table is read and written only under the map's lock (or exclusively by the
-// collector); the lock and the table pointer are atomics.
-unsafe impl Send for WeakMap<'_> {}
-// SAFETY: as for `Send`.
-unsafe impl Sync for WeakMap<'_> {}
-
-impl PartialEq for WeakMap<'_> {
-    fn eq(&self, o: &Self) -> bool {
-        self.cell == o.cell
-    }
-}
-impl Eq for WeakMap<'_> {}
-
-impl core::fmt::Debug for WeakMap<'_> {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        write!(f, "WeakMap@{:p}", self.cell)
-    }
+// SAFETY: every weak-map cell starts with a header of kind `CELL_KIND_WEAK_MAP` (written
+// when it is made); its table is read and written only under the map's lock (or
+// exclusively by the collector); the lock and the table pointer are atomics.
+unsafe impl Kind for WeakMapKind {
+    const KIND: u8 = CELL_KIND_WEAK_MAP;
+    const NAME: &'static str = "WeakMap";
 }
 
 /// Holds a map's lock.
@@ -190,18 +177,9 @@ fn alloc_table(raw: &dyn RawAlloc, cap: u32) -> Result<Table, Error> {
 }
 
 impl<'h> WeakMap<'h> {
-    /// # Safety
-    /// `cell` is a live weak-map cell of a heap borrowed for `'h`.
-    pub(crate) unsafe fn from_cell(cell: NonNull<u8>) -> WeakMap<'h> {
-        WeakMap {
-            cell: cell.cast(),
-            _heap: PhantomData,
-        }
-    }
-
     fn c(&self) -> &'h MapCell {
         // SAFETY: type invariant: the cell is alive for `'h`.
-        unsafe { self.cell.as_ref() }
+        unsafe { self.cell.cast::<MapCell>().as_ref() }
     }
 
     fn heap(&self) -> &'h HeapShared {
@@ -368,10 +346,7 @@ impl<'h> Value<'h> {
     pub fn as_weak_map(self) -> Option<WeakMap<'h>> {
         let cell = self.other_cell()?;
         // SAFETY: a cell word of a `Value<'h>` names a live cell; its kind is immutable.
-        (unsafe { cell_kind(cell) } == CELL_KIND_WEAK_MAP).then(|| {
-            // SAFETY: a live weak-map cell, alive for 'h.
-            unsafe { WeakMap::from_cell(cell) }
-        })
+        unsafe { WeakMap::downcast(cell) }
     }
 }
 

@@ -21,10 +21,10 @@
 //! A dead registry (unreachable, nothing pending) is freed with its table and its
 //! callback; its registrations never call back (as in JS).
 
-use core::marker::PhantomData;
 use core::ptr::{self, NonNull};
 
-use super::header::{CELL_KIND_FIN_REGISTRY, CellHeader, cell_kind};
+use super::gc::{Gc, Kind};
+use super::header::{CELL_KIND_FIN_REGISTRY, CellHeader};
 use super::host::{Family, HostBox, HostRef};
 use super::shared::HeapShared;
 use super::side::{BlockHeader, alloc_block, block_items, free_block};
@@ -92,32 +92,20 @@ unsafe impl Send for PendingList {}
 /// [`Heap::run_finalizers`](crate::Heap::run_finalizers). `Copy`, 8 bytes, `Send + Sync`
 /// (operations take the registry's one-byte lock); itself a heap cell, collected when
 /// unreachable and nothing of it is pending (its callbacks then never run).
-#[derive(Clone, Copy)]
-pub struct FinalizationRegistry<'h> {
-    cell: NonNull<RegCell>,
-    _heap: PhantomData<&'h HeapShared>,
-}
+pub type FinalizationRegistry<'h> = Gc<'h, FinalizationRegistryKind>;
 
-const _: () =
-    assert!(core::mem::size_of::<FinalizationRegistry<'static>>() == core::mem::size_of::<usize>());
+/// The kind of a finalization-registry cell:
+/// [`FinalizationRegistry<'h>`](FinalizationRegistry) is
+/// `Gc<'h, FinalizationRegistryKind>`.
+#[derive(Debug)]
+pub enum FinalizationRegistryKind {}
 
-// SAFETY: the table is read and written only under the registry's lock (or exclusively
-// by the collector); the callback is `Send + Sync` and immutable.
-unsafe impl Send for FinalizationRegistry<'_> {}
-// SAFETY: as for `Send`.
-unsafe impl Sync for FinalizationRegistry<'_> {}
-
-impl PartialEq for FinalizationRegistry<'_> {
-    fn eq(&self, o: &Self) -> bool {
-        self.cell == o.cell
-    }
-}
-impl Eq for FinalizationRegistry<'_> {}
-
-impl core::fmt::Debug for FinalizationRegistry<'_> {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        write!(f, "FinalizationRegistry@{:p}", self.cell)
-    }
+// SAFETY: every registry cell starts with a header of kind `CELL_KIND_FIN_REGISTRY`
+// (written when it is made); its table is read and written only under the registry's lock
+// (or exclusively by the collector); the callback is `Send + Sync` and immutable.
+unsafe impl Kind for FinalizationRegistryKind {
+    const KIND: u8 = CELL_KIND_FIN_REGISTRY;
+    const NAME: &'static str = "FinalizationRegistry";
 }
 
 /// Holds a registry's lock.
@@ -203,18 +191,9 @@ fn copy_live(from: Table, to: Table) -> u32 {
 }
 
 impl<'h> FinalizationRegistry<'h> {
-    /// # Safety
-    /// `cell` is a live registry cell of a heap borrowed for `'h`.
-    pub(crate) unsafe fn from_cell(cell: NonNull<u8>) -> FinalizationRegistry<'h> {
-        FinalizationRegistry {
-            cell: cell.cast(),
-            _heap: PhantomData,
-        }
-    }
-
     fn c(&self) -> &'h RegCell {
         // SAFETY: type invariant: the cell is alive for `'h`.
-        unsafe { self.cell.as_ref() }
+        unsafe { self.cell.cast::<RegCell>().as_ref() }
     }
 
     fn heap(&self) -> &'h HeapShared {
@@ -364,7 +343,7 @@ impl<'h> FinalizationRegistry<'h> {
     }
 
     /// Runs the callback with `held` (the heap layer passes its mutator).
-    pub(crate) fn call<'a, Fam: Family<Val<'h> = Value<'h>>>(
+    pub(crate) fn run_callback<'a, Fam: Family<Val<'h> = Value<'h>>>(
         self,
         m: Fam::Mut<'a, 'h>,
         held: Value<'h>,
@@ -386,10 +365,7 @@ impl<'h> Value<'h> {
     pub fn as_finalization_registry(self) -> Option<FinalizationRegistry<'h>> {
         let cell = self.other_cell()?;
         // SAFETY: a cell word of a `Value<'h>` names a live cell; its kind is immutable.
-        (unsafe { cell_kind(cell) } == CELL_KIND_FIN_REGISTRY).then(|| {
-            // SAFETY: a live registry cell, alive for 'h.
-            unsafe { FinalizationRegistry::from_cell(cell) }
-        })
+        unsafe { FinalizationRegistry::downcast(cell) }
     }
 }
 
@@ -441,7 +417,7 @@ pub(crate) fn take_pending(heap: &HeapShared) -> Option<(FinalizationRegistry<'_
     loop {
         let cell = l.head?;
         // SAFETY: registries in the pending list are rooted by it: alive.
-        let r = unsafe { FinalizationRegistry::from_cell(cell.cast()) };
+        let r = unsafe { FinalizationRegistry::from_cell(cell) };
         let c = r.c();
         let g = r.lock();
         let mut found = None;

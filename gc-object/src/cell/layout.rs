@@ -1,10 +1,12 @@
-//! The object cell: its fields, the compile-time proofs of its size and offsets, the `Obj`
-//! handle (every field read goes through it) and the one-byte lock.
+//! The object cell: its fields, the compile-time proofs of its size and offsets, `Obj`
+//! (the object kind of the generic handle; every field read goes through it) and the
+//! one-byte lock.
 
 use core::marker::PhantomData;
 use core::ptr::{self, NonNull};
 
 use super::dict::Dict;
+use super::gc::{Gc, Kind};
 use super::header::{CELL_KIND_OBJECT, CellHeader, HEADER_BYTES};
 use super::shared::HeapShared;
 use super::side::{ColdState, Elements, StorageState, block_items};
@@ -151,65 +153,43 @@ impl InlineSlot {
     }
 }
 
-/// A reference to an object of a heap borrowed for `'h`. `Copy`, 8 bytes, `Send + Sync`.
+/// The kind of an object cell: [`Obj<'h>`](Obj) is `Gc<'h, ObjectKind>`.
+#[derive(Debug)]
+pub enum ObjectKind {}
+
+// SAFETY: every object cell starts with a header of kind `CELL_KIND_OBJECT`
+// (`init_object`); every field of it is an atomic, immutable, or written under the cell's
+// lock.
+unsafe impl Kind for ObjectKind {
+    const KIND: u8 = CELL_KIND_OBJECT;
+    const NAME: &'static str = "Obj";
+}
+
+/// A reference to an object of a heap borrowed for `'h`. `Copy`, 8 bytes, `Send + Sync`;
+/// equal when it is the same object.
 ///
 /// Holding an `Obj<'h>` borrows the heap, so the heap cannot collect (`collect` takes
 /// `&mut Heap`) while it is in use; keep an object across a collection with a
 /// [`Root`](crate::Root).
-#[derive(Clone, Copy)]
-pub struct Obj<'h> {
-    pub(super) cell: NonNull<ObjectCell>,
-    _heap: PhantomData<&'h HeapShared>,
-}
-
-const _: () = assert!(core::mem::size_of::<Obj<'static>>() == core::mem::size_of::<usize>());
-const _: () =
-    assert!(core::mem::size_of::<Option<Obj<'static>>>() == core::mem::size_of::<usize>());
-
-// SAFETY: every field of a cell is an atomic, immutable, or written under the cell's lock.
-unsafe impl Send for Obj<'_> {}
-// SAFETY: as for `Send`.
-unsafe impl Sync for Obj<'_> {}
-
-impl PartialEq for Obj<'_> {
-    fn eq(&self, o: &Self) -> bool {
-        self.cell == o.cell
-    }
-}
-impl Eq for Obj<'_> {}
-
-impl core::fmt::Debug for Obj<'_> {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        write!(f, "Obj@{:p}", self.cell)
-    }
-}
+pub type Obj<'h> = Gc<'h, ObjectKind>;
 
 impl<'h> Obj<'h> {
-    /// # Safety
-    /// `cell` is a live, initialized object cell of a heap borrowed for `'h`.
-    #[inline]
-    pub(crate) unsafe fn from_cell(cell: NonNull<ObjectCell>) -> Obj<'h> {
-        Obj {
-            cell,
-            _heap: PhantomData,
-        }
-    }
-
     #[inline]
     pub(super) fn c(&self) -> &'h ObjectCell {
-        // SAFETY: type invariant: the cell is alive and initialized for `'h`.
-        unsafe { &*self.cell.as_ptr() }
+        // SAFETY: type invariant: the cell is a live, initialized object cell for `'h`.
+        unsafe { &*self.cell_ptr().as_ptr() }
     }
 
+    #[inline]
     pub(crate) fn cell_ptr(self) -> NonNull<ObjectCell> {
-        self.cell
+        self.cell.cast()
     }
 
     /// This object as a value.
     #[inline]
     pub fn value(self) -> Value<'h> {
         // SAFETY: the word names this live cell.
-        unsafe { Value::from_word(Word::from_cell(self.cell)) }
+        unsafe { Value::from_word(Word::from_cell(self.cell_ptr())) }
     }
 
     /// The heap (shared part) this object belongs to.
@@ -443,7 +423,7 @@ pub(crate) unsafe fn init_object<'h>(
     unsafe {
         field!(storage, StorageState).write(StorageState::empty())
     };
-    let proto = AtomicPtr::new(proto.map_or(ptr::null_mut(), |o| o.cell.as_ptr()));
+    let proto = AtomicPtr::new(proto.map_or(ptr::null_mut(), |o| o.cell_ptr().as_ptr()));
     // SAFETY: as above.
     unsafe { field!(proto, AtomicPtr<ObjectCell>).write(proto) };
     let slots = field!(slots, AtomicWord);

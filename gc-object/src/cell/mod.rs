@@ -25,9 +25,10 @@
 //!   leave shape mode), so every slot a reader or the tracer can reach was written for this
 //!   object.
 //!
-//! Files: `header` (the header every cell starts with and the cell kinds: a leaf),
-//! `layout` (the object cell, its proofs, the `Obj` handle and its lock), `side` (the lazily
-//! installed storage state and its blocks), `txn` (locked writes and side-state
+//! Files: `header` (the header every cell starts with and the cell kinds: a leaf), `gc`
+//! (the one handle type, `Gc<'h, K>`, over a cell-kind trait), `layout` (the object cell,
+//! its proofs, `Obj`'s operations and its lock), `side` (the lazily installed storage
+//! state and its blocks), `txn` (locked writes and side-state
 //! transactions), `trace` (tracing and finalization), `shape` (hidden classes), `value`
 //! (the value word), `shared` (what a heap's chunks point at), `collect` (allocation,
 //! mark-sweep and the collector's state), `pacing` (when a collection is due), `context`
@@ -39,6 +40,7 @@ pub(crate) mod context;
 mod dict;
 pub(crate) mod ephemeron;
 pub(crate) mod finreg;
+mod gc;
 mod handles;
 mod header;
 pub(crate) mod host;
@@ -58,13 +60,14 @@ pub(crate) mod weak;
 
 pub(crate) use context::ScopeFamily;
 pub use context::{Context, EscapeScope, Heap, Local, Mutator, Scope};
-pub use ephemeron::{WEAK_MAP_CLASS, WeakMap};
-pub use finreg::{FINALIZATION_REGISTRY_CLASS, FinalizationRegistry};
+pub use ephemeron::{WEAK_MAP_CLASS, WeakMap, WeakMapKind};
+pub use finreg::{FINALIZATION_REGISTRY_CLASS, FinalizationRegistry, FinalizationRegistryKind};
+pub use gc::{CellKind, Gc};
 pub use handles::HANDLE_BLOCK_SLOTS;
 pub use header::HEADER_BYTES;
 pub use layout::{
     CELL_BYTES, COLD_STATE_BYTES, INLINE_SLOTS, OBJECT_CLASS, OBJECT_CLASS_BYTES,
-    OBJECT_PAYLOAD_BYTES, Obj, STORAGE_STATE_BYTES,
+    OBJECT_PAYLOAD_BYTES, Obj, ObjectKind, STORAGE_STATE_BYTES,
 };
 pub(crate) use layout::{
     InlineSlot, ObjectCell, SIDE_DICT, SIDE_ENTRIES, SIDE_RESTRICTED, TAG_ARRAY, TAG_FUNCTION,
@@ -76,13 +79,13 @@ pub use shape::{HOT_LOOKUPS, LINEAR_LOOKUP_MAX, MAX_SHAPE_KEYS};
 pub(crate) use shared::HeapShared;
 pub use shared::{CollectStats, NativeFn};
 pub(crate) use side::{ATTR_ACCESSOR, ColdDraft, PropEntry};
-pub use string::{HeapString, MAX_STRING_BYTES, STRING_HEAD_BYTES};
-pub use symbol::{SYMBOL_CLASS, Symbol};
+pub use string::{HeapString, MAX_STRING_BYTES, STRING_HEAD_BYTES, StringKind};
+pub use symbol::{SYMBOL_CLASS, Symbol, SymbolKind};
 pub(crate) use trace::{finalize, trace};
 pub(crate) use txn::Locked;
 pub use value::Value;
 pub(crate) use value::{AtomicWord, Word};
-pub use weak::{WEAK_REF_CLASS, WeakRef};
+pub use weak::{WEAK_REF_CLASS, WeakRef, WeakRefKind};
 
 /// Helpers for the unit tests of the core: a heap core on a counting allocator, objects
 /// made through the collector's allocation path, and a teardown that frees everything.

@@ -11,10 +11,10 @@
 //!  +------+------+-----+-----------+--------------------+
 //! ```
 
-use core::marker::PhantomData;
 use core::ptr::NonNull;
 
-use super::header::{CELL_KIND_STRING, CellHeader, cell_kind};
+use super::gc::{Gc, Kind};
+use super::header::{CELL_KIND_STRING, CellHeader};
 use super::shared::HeapShared;
 use super::{Value, Word};
 use crate::error::Error;
@@ -48,41 +48,42 @@ pub const MAX_STRING_BYTES: usize = u32::MAX as usize;
 /// assert_eq!(s.value(), m.string("hello").unwrap().value()); // by content
 /// assert_eq!(Value::from(gc_object::Key::new("hello")).as_str(), Some("hello"));
 /// ```
-#[derive(Clone, Copy)]
-pub struct HeapString<'h> {
-    cell: NonNull<StringHead>,
-    _heap: PhantomData<&'h HeapShared>,
-}
+pub type HeapString<'h> = Gc<'h, StringKind>;
 
-const _: () = assert!(core::mem::size_of::<HeapString<'static>>() == core::mem::size_of::<usize>());
+/// The kind of a string value's cell: [`HeapString<'h>`](HeapString) is
+/// `Gc<'h, StringKind>`.
+#[derive(Debug)]
+pub enum StringKind {}
 
-// SAFETY: the cell is immutable after it is made.
-unsafe impl Send for HeapString<'_> {}
-// SAFETY: as for `Send`.
-unsafe impl Sync for HeapString<'_> {}
+// SAFETY: every string cell starts with a header of kind `CELL_KIND_STRING`
+// (`alloc_string`) and is immutable after it is made.
+unsafe impl Kind for StringKind {
+    const KIND: u8 = CELL_KIND_STRING;
+    const NAME: &'static str = "HeapString";
 
-impl PartialEq for HeapString<'_> {
-    /// By content.
-    fn eq(&self, o: &Self) -> bool {
-        self.as_str() == o.as_str()
+    fn fmt(h: HeapString<'_>, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        core::fmt::Debug::fmt(h.as_str(), f)
     }
-}
-impl Eq for HeapString<'_> {}
 
-impl core::fmt::Debug for HeapString<'_> {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        core::fmt::Debug::fmt(self.as_str(), f)
+    /// By content.
+    fn eq(a: HeapString<'_>, b: HeapString<'_>) -> bool {
+        a.as_str() == b.as_str()
     }
 }
 
 impl<'h> HeapString<'h> {
+    #[inline]
+    fn head(self) -> NonNull<StringHead> {
+        self.cell.cast()
+    }
+
     /// The text.
     #[inline]
     pub fn as_str(self) -> &'h str {
         // SAFETY: type invariant: the cell is alive for `'h` and immutable.
-        let len = unsafe { (*self.cell.as_ptr()).len } as usize;
+        let len = unsafe { (*self.head().as_ptr()).len } as usize;
         // SAFETY: the text follows the head inside the same cell.
-        let bytes = unsafe { self.cell.as_ptr().cast::<u8>().add(STRING_HEAD_BYTES) };
+        let bytes = unsafe { self.head().as_ptr().cast::<u8>().add(STRING_HEAD_BYTES) };
         // SAFETY: `len` initialized bytes, alive and unchanged for `'h`.
         let bytes = unsafe { core::slice::from_raw_parts(bytes, len) };
         // SAFETY: copied from a `&str` when the cell was made.
@@ -111,10 +112,7 @@ impl<'h> Value<'h> {
     pub fn as_heap_string(self) -> Option<HeapString<'h>> {
         let cell = self.other_cell()?;
         // SAFETY: a cell word of a `Value<'h>` names a live cell; its kind is immutable.
-        (unsafe { cell_kind(cell) } == CELL_KIND_STRING).then(|| HeapString {
-            cell: cell.cast(),
-            _heap: PhantomData,
-        })
+        unsafe { HeapString::downcast(cell) }
     }
 
     /// The text of a string value: a heap string or an interned one.
@@ -162,8 +160,7 @@ pub(crate) fn alloc_string<'h>(
     let dst = unsafe { p.as_ptr().add(STRING_HEAD_BYTES) };
     // SAFETY: `dst` has room for the text; the fresh cell does not overlap it.
     unsafe { core::ptr::copy_nonoverlapping(text.as_ptr(), dst, text.len()) };
-    Ok(HeapString {
-        cell: p.cast(),
-        _heap: PhantomData,
-    })
+    // SAFETY: a string cell of `heap`, initialized above; alive until a collection, which
+    // cannot run while `heap` is borrowed for 'h.
+    Ok(unsafe { HeapString::from_cell(p) })
 }

@@ -13,11 +13,11 @@
 //!  +------+------+-----+--------+------------------------------------+
 //! ```
 
-use core::marker::PhantomData;
 use core::ptr::NonNull;
 use std::collections::HashMap;
 
-use super::header::{CELL_KIND_SYMBOL, CellHeader, cell_kind};
+use super::gc::{Gc, Kind};
+use super::header::{CELL_KIND_SYMBOL, CellHeader};
 use super::shared::HeapShared;
 use super::{Value, Word};
 use crate::error::Error;
@@ -75,29 +75,20 @@ unsafe impl Send for SymbolTable {}
 /// assert_eq!(o.own_keys().unwrap(), ["name".into(), a.key()]); // strings, then symbols
 /// assert_eq!(a.description().unwrap().as_str(), "tag");
 /// ```
-#[derive(Clone, Copy)]
-pub struct Symbol<'h> {
-    cell: NonNull<SymbolCell>,
-    _heap: PhantomData<&'h HeapShared>,
-}
+pub type Symbol<'h> = Gc<'h, SymbolKind>;
 
-const _: () = assert!(core::mem::size_of::<Symbol<'static>>() == core::mem::size_of::<usize>());
+/// The kind of a symbol cell: [`Symbol<'h>`](Symbol) is `Gc<'h, SymbolKind>`.
+#[derive(Debug)]
+pub enum SymbolKind {}
 
-// SAFETY: the cell is immutable after it is made.
-unsafe impl Send for Symbol<'_> {}
-// SAFETY: as for `Send`.
-unsafe impl Sync for Symbol<'_> {}
+// SAFETY: every symbol cell starts with a header of kind `CELL_KIND_SYMBOL`
+// (`alloc_symbol`) and is immutable after it is made.
+unsafe impl Kind for SymbolKind {
+    const KIND: u8 = CELL_KIND_SYMBOL;
+    const NAME: &'static str = "Symbol";
 
-impl PartialEq for Symbol<'_> {
-    fn eq(&self, o: &Self) -> bool {
-        self.cell == o.cell
-    }
-}
-impl Eq for Symbol<'_> {}
-
-impl core::fmt::Debug for Symbol<'_> {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        match self.description() {
+    fn fmt(h: Symbol<'_>, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match h.description() {
             Some(d) => write!(f, "Symbol({d})"),
             None => f.write_str("Symbol()"),
         }
@@ -107,7 +98,7 @@ impl core::fmt::Debug for Symbol<'_> {
 impl<'h> Symbol<'h> {
     fn c(&self) -> &'h SymbolCell {
         // SAFETY: type invariant: the cell is alive for `'h`.
-        unsafe { self.cell.as_ref() }
+        unsafe { self.cell.cast::<SymbolCell>().as_ref() }
     }
 
     /// The property key of this symbol.
@@ -133,10 +124,7 @@ impl<'h> Value<'h> {
     pub fn as_symbol(self) -> Option<Symbol<'h>> {
         let cell = self.other_cell()?;
         // SAFETY: a cell word of a `Value<'h>` names a live cell; its kind is immutable.
-        (unsafe { cell_kind(cell) } == CELL_KIND_SYMBOL).then(|| Symbol {
-            cell: cell.cast(),
-            _heap: PhantomData,
-        })
+        unsafe { Symbol::downcast(cell) }
     }
 }
 
@@ -189,10 +177,9 @@ pub(crate) fn alloc_symbol<'h>(
     // else.
     unsafe { p.cast::<SymbolCell>().as_ptr().write(cell) };
     t.cells.insert(number, SymPtr(p.cast()));
-    Ok(Symbol {
-        cell: p.cast(),
-        _heap: PhantomData,
-    })
+    // SAFETY: a symbol cell of `heap`, initialized above; alive until a collection, which
+    // cannot run while `heap` is borrowed for 'h.
+    Ok(unsafe { Symbol::from_cell(p) })
 }
 
 /// Symbols alive (made and not freed by a collection yet).

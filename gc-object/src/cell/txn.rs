@@ -40,7 +40,7 @@ impl<'h> Locked<'h> {
             .store(s as *const Shape as *mut Shape, Ordering::Release);
     }
     pub(crate) fn set_proto(&self, p: Option<Obj<'h>>) {
-        let raw = p.map_or(ptr::null_mut(), |o| o.cell.as_ptr());
+        let raw = p.map_or(ptr::null_mut(), |o| o.cell_ptr().as_ptr());
         self.obj.c().proto.store(raw, Ordering::Release);
     }
     pub(crate) fn set_not_extensible(&self) {

@@ -10,10 +10,10 @@
 //!  +------+------+---------+----------------------+
 //! ```
 
-use core::marker::PhantomData;
 use core::ptr::{self, NonNull};
 
-use super::header::{CELL_KIND_WEAK_REF, CellHeader, cell_kind};
+use super::gc::{Gc, Kind};
+use super::header::{CELL_KIND_WEAK_REF, CellHeader};
 use super::shared::HeapShared;
 use super::{Obj, ObjectCell, Value, Word};
 use crate::error::Error;
@@ -61,45 +61,23 @@ const _: () = assert!(crate::slab::SIZE_CLASSES[WEAK_REF_CLASS] == 64);
 /// assert_eq!(w.upgrade(), None);
 /// # drop(keep);
 /// ```
-#[derive(Clone, Copy)]
-pub struct WeakRef<'h> {
-    cell: NonNull<WeakCell>,
-    _heap: PhantomData<&'h HeapShared>,
-}
+pub type WeakRef<'h> = Gc<'h, WeakRefKind>;
 
-const _: () = assert!(core::mem::size_of::<WeakRef<'static>>() == core::mem::size_of::<usize>());
+/// The kind of a weak-reference cell: [`WeakRef<'h>`](WeakRef) is `Gc<'h, WeakRefKind>`.
+#[derive(Debug)]
+pub enum WeakRefKind {}
 
-// SAFETY: the cell's only mutable field is an atomic, cleared with exclusive access.
-unsafe impl Send for WeakRef<'_> {}
-// SAFETY: as for `Send`.
-unsafe impl Sync for WeakRef<'_> {}
-
-impl PartialEq for WeakRef<'_> {
-    fn eq(&self, o: &Self) -> bool {
-        self.cell == o.cell
-    }
-}
-impl Eq for WeakRef<'_> {}
-
-impl core::fmt::Debug for WeakRef<'_> {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        write!(f, "WeakRef@{:p}", self.cell)
-    }
+// SAFETY: every weak-reference cell starts with a header of kind `CELL_KIND_WEAK_REF`
+// (`alloc_weak_ref`); its only mutable field is an atomic, cleared with exclusive access.
+unsafe impl Kind for WeakRefKind {
+    const KIND: u8 = CELL_KIND_WEAK_REF;
+    const NAME: &'static str = "WeakRef";
 }
 
 impl<'h> WeakRef<'h> {
-    /// # Safety
-    /// `cell` is a live weak-reference cell of a heap borrowed for `'h`.
-    pub(crate) unsafe fn from_cell(cell: NonNull<u8>) -> WeakRef<'h> {
-        WeakRef {
-            cell: cell.cast(),
-            _heap: PhantomData,
-        }
-    }
-
     fn c(&self) -> &'h WeakCell {
         // SAFETY: type invariant: the cell is alive for `'h`.
-        unsafe { self.cell.as_ref() }
+        unsafe { self.cell.cast::<WeakCell>().as_ref() }
     }
 
     /// The target, if it has not been collected. (While the heap is borrowed no collection
@@ -130,10 +108,7 @@ impl<'h> Value<'h> {
     pub fn as_weak_ref(self) -> Option<WeakRef<'h>> {
         let cell = self.other_cell()?;
         // SAFETY: a cell word of a `Value<'h>` names a live cell; its kind is immutable.
-        (unsafe { cell_kind(cell) } == CELL_KIND_WEAK_REF).then(|| {
-            // SAFETY: a live weak-reference cell, alive for 'h.
-            unsafe { WeakRef::from_cell(cell) }
-        })
+        unsafe { WeakRef::downcast(cell) }
     }
 }
 
