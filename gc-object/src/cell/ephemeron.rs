@@ -77,7 +77,7 @@ fn hash(key: Word, cap: u32) -> u32 {
 /// use gc_object::{Heap, Value};
 /// let mut heap = Heap::new();
 /// let map = {
-///     let mut m = heap.mutator();
+///     let m = heap.mutator();
 ///     let map = m.weak_map().unwrap();
 ///     let key = m.object().unwrap();
 ///     let value = m.object().unwrap();

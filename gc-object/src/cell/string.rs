@@ -41,7 +41,7 @@ pub const MAX_STRING_BYTES: usize = u32::MAX as usize;
 /// ```
 /// use gc_object::{Heap, Value};
 /// let heap = Heap::new();
-/// let mut m = heap.mutator();
+/// let m = heap.mutator();
 /// let s = m.string("hello").unwrap();
 /// assert_eq!(s.as_str(), "hello");
 /// assert_eq!(s.value().as_str(), Some("hello"));

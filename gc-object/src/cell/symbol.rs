@@ -66,7 +66,7 @@ unsafe impl Send for SymbolTable {}
 /// ```
 /// use gc_object::Heap;
 /// let heap = Heap::new();
-/// let mut m = heap.mutator();
+/// let m = heap.mutator();
 /// let (a, b) = (m.symbol(Some("tag")).unwrap(), m.symbol(Some("tag")).unwrap());
 /// assert_ne!(a.key(), b.key()); // unique, whatever the description
 /// let o = m.object().unwrap();

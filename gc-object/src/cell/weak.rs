@@ -48,7 +48,7 @@ const _: () = assert!(crate::slab::SIZE_CLASSES[WEAK_REF_CLASS] == 64);
 /// use gc_object::Heap;
 /// let mut heap = Heap::new();
 /// let (keep, weak) = {
-///     let mut m = heap.mutator();
+///     let m = heap.mutator();
 ///     let target = m.object().unwrap();
 ///     let holder = m.object().unwrap();
 ///     let w = m.weak_ref(target).unwrap();
