@@ -16,7 +16,8 @@ use crate::goal::Goal;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum Instrument {
-    /// Wall-clock time: medians over repeated samples.
+    /// Time: medians over repeated samples (wall clock, or the thread's CPU time in the
+    /// single-threaded groups that choose it).
     Time,
     /// Allocation counts and requested / physical bytes, from the counting allocator.
     Memory,
@@ -341,6 +342,44 @@ pub fn measured_region<O>(f: impl FnOnce() -> O) -> O {
     std::hint::black_box(f())
 }
 
+/// The calling thread's CPU time (`CLOCK_THREAD_CPUTIME_ID`): unlike the wall clock it
+/// does not run while other processes hold the core, so single-threaded work measured on a
+/// loaded machine still shows what it costs.
+pub fn thread_cpu() -> Duration {
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `t` is a valid, writable timespec; the clock id is a constant Linux knows.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) };
+    assert_eq!(rc, 0, "clock_gettime(CLOCK_THREAD_CPUTIME_ID) failed");
+    Duration::new(t.tv_sec as u64, t.tv_nsec as u32)
+}
+
+/// The clock [`Ctx::time`] reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Clock {
+    /// Wall-clock time (the default): right for any routine, including one that waits or
+    /// hands work to other threads.
+    Wall,
+    /// The calling thread's CPU time ([`thread_cpu`]): for single-threaded routines only,
+    /// where it leaves out the time other processes held the core.
+    ThreadCpu,
+}
+
+impl Clock {
+    fn now(self) -> Duration {
+        match self {
+            // Wall time as an offset from a fixed instant, so both clocks subtract alike.
+            Clock::Wall => {
+                static START: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+                START.get_or_init(Instant::now).elapsed()
+            }
+            Clock::ThreadCpu => thread_cpu(),
+        }
+    }
+}
+
 /// The per-group context: settings, the results so far, the progress display.
 #[derive(Debug)]
 pub struct Ctx<'a> {
@@ -350,6 +389,7 @@ pub struct Ctx<'a> {
     progress: Option<&'a indicatif::ProgressBar>,
     backend: Backend<'a>,
     notes: Vec<String>,
+    clock: Clock,
 }
 
 impl<'a> Ctx<'a> {
@@ -367,6 +407,7 @@ impl<'a> Ctx<'a> {
             progress,
             backend: Backend::Native,
             notes: Vec::new(),
+            clock: Clock::Wall,
         }
     }
 
@@ -374,6 +415,12 @@ impl<'a> Ctx<'a> {
     pub fn with_backend(mut self, backend: Backend<'a>) -> Self {
         self.backend = backend;
         self
+    }
+
+    /// Times this group's [`Ctx::time`] cases on `clock` (a group whose routines all run
+    /// on the calling thread may choose [`Clock::ThreadCpu`]).
+    pub fn set_clock(&mut self, clock: Clock) {
+        self.clock = clock;
     }
 
     /// Whether multi-threaded sweeps (measured by the group itself and passed to
@@ -591,12 +638,13 @@ impl<'a> Ctx<'a> {
                 return Ok(Stats::NONE);
             }
         }
+        let clock = self.clock;
         let mut run_once =
             |verify: &mut dyn FnMut(&O) -> Result<(), String>| -> BenchResult<Duration> {
                 let input = setup();
-                let start = Instant::now();
+                let start = clock.now();
                 let out = routine(std::hint::black_box(input));
-                let elapsed = start.elapsed();
+                let elapsed = clock.now().saturating_sub(start);
                 let out = std::hint::black_box(out);
                 verify(&out)
                     .map_err(|e| BenchError(format!("self-check failed in {case}: {e}")))?;

@@ -8,7 +8,7 @@
 //! same sources: to-string. Every routine's result is checked (lengths and a fold of every
 //! string, sortedness, hit counts, the digits). At the end, `LeanString`'s time on every
 //! row is divided by the best peer's, and its total bytes by compact_str's: the `target`
-//! rows.
+//! rows. Times are the thread's CPU time ([`Clock::ThreadCpu`]).
 //!
 //! If no source can be read the group says so and measures nothing.
 
@@ -18,7 +18,7 @@ use std::sync::Arc;
 
 use crate::corpus::{self, Caps, Corpus, Harvest};
 use crate::goal::Goal;
-use crate::measure::{BenchResult, Case, Ctx, Instrument, Measurement, Stats};
+use crate::measure::{BenchResult, Case, Clock, Ctx, Instrument, Measurement, Stats};
 
 use super::group::Group;
 
@@ -540,6 +540,8 @@ fn describe(ctx: &mut Ctx<'_>, h: &Harvest) {
 }
 
 fn run(ctx: &mut Ctx<'_>) -> BenchResult {
+    // Every routine runs on this thread: its CPU time leaves out other processes' turns.
+    ctx.set_clock(Clock::ThreadCpu);
     let caps = if ctx.full() { Caps::FULL } else { Caps::QUICK };
     let h = corpus::shared(caps);
     if h.is_empty() {

@@ -65,19 +65,7 @@ impl Budget {
     }
 }
 
-/// The calling thread's CPU time (`CLOCK_THREAD_CPUTIME_ID`): unlike the wall clock it
-/// does not run while other processes hold the core, so sweeps on a loaded machine still
-/// measure what the work costs.
-pub fn thread_cpu() -> Duration {
-    let mut t = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `t` is a valid, writable timespec; the clock id is a constant Linux knows.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) };
-    assert_eq!(rc, 0, "clock_gettime(CLOCK_THREAD_CPUTIME_ID) failed");
-    Duration::new(t.tv_sec as u64, t.tv_nsec as u32)
-}
+pub use crate::measure::thread_cpu;
 
 /// What a kernel reports about one call ([`Meter::time`] around the measured work).
 #[derive(Debug, Default)]
