@@ -26,10 +26,15 @@ use std::sync::Arc;
 /// Arrays (leaf lines, not counting the index) of at most this many bytes are *kept*: a
 /// retired one is freed only when its map drops, so that while a map has never had a larger
 /// array its reads and writes need no epoch pin (a pin and unpin cost about 70 instructions,
-/// more than half of what a `get` on a small map costs otherwise). What it costs: the
-/// retired arrays of the doubling sequence below this size, less than this many bytes
-/// again (at most 127 KiB with the default leaves), held until the map drops. 128 KiB is
-/// an array of 128 narrow `u64 -> u64` leaves: a map of up to about 6,000 such keys.
+/// more than half of what a `get` on a small map costs otherwise). What it costs: every
+/// array the map replaces while it is pinless (growth, shrink and `clear` alike) is held
+/// until the map drops. Growing once from empty keeps the doubling steps 1 KiB ..= 128 KiB:
+/// 255 KiB of leaf lines plus their indexes, about 260 KiB (`heap_bytes` 266,680 after
+/// 20,000 sequential `u64` keys and `clear`). A small map that is shrunk or cleared and
+/// refilled keeps one more array per rebuild, so that total grows with the number of
+/// rebuilds until the map first grows past this size (3,000 keys inserted then cleared,
+/// 40 times: 10.6 MB). 128 KiB is an array of 128 narrow `u64 -> u64` leaves: a map of up
+/// to about 6,000 such keys.
 pub const KEPT_ARRAY_BYTES: usize = 128 << 10;
 
 /// Keeps every array loaded while it lives from being freed.
