@@ -2,6 +2,11 @@
 
 pub mod _tutorial;
 
+/// The examples of `REFERENCE.md` (the detail the README leaves out), run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../REFERENCE.md")]
+pub struct ReferenceDoctests;
+
 mod cell;
 mod error;
 mod heap;
