@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The README's test command (every crate's unit, integration and doc tests), then the
-# suites of the feature-gated "before" layouts.
+# The README's test command: every crate's unit, integration and doc tests (`cargo test
+# --workspace`), then the suites of the feature-gated "before" layouts and features.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo test --workspace
