@@ -1,4 +1,4 @@
-//! Prints the size-class table of the README (class, block size, worst-case waste).
+//! Prints the size-class table of REFERENCE.md (class, block size, worst-case waste).
 //! `cargo run -p memlayout-arena-alloc --example size_classes`
 
 use arena_alloc::tuning::{NUM_CLASSES, PAGE_SIZE, class_size, worst_case_waste_permille};

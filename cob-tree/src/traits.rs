@@ -3,7 +3,7 @@
 //! Not here, deliberately: `Index<&K>`. `Index::index` must return `&V`, a reference that
 //! lives as long as the borrow of the map; but writers change the map through `&self`
 //! while it is borrowed, so no such reference can be sound without keeping every removed
-//! value until the map drops. The crate README ("Deliberately not provided") has the whole
+//! value until the map drops. The crate's REFERENCE.md ("Deliberately not provided") has the whole
 //! argument. Use [`CobTree::get`], which returns a copy (a clone).
 
 use crate::CobTree;

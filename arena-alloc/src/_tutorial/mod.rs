@@ -30,7 +30,7 @@
 //! Each chapter's numbers come with the command that prints them. Instruction counts
 //! (valgrind callgrind) repeat exactly and are quoted as the command prints them for this
 //! code; times and throughputs move between runs and are quoted from the dated runs in the
-//! crate's `README.md` and `MEASUREMENTS.md`.
+//! crate's `MEASUREMENTS.md`.
 
 #[doc = include_str!("chapter_1.md")]
 pub mod chapter_1 {}

@@ -35,7 +35,7 @@
 //! Each chapter's numbers come with the command that prints them. Instruction counts
 //! (valgrind callgrind) repeat exactly and are quoted as the command prints them for this
 //! code; times, throughputs and peak memory move between runs and are quoted from the
-//! dated runs in the crate's `README.md` and `MEASUREMENTS.md`.
+//! dated runs in the crate's `MEASUREMENTS.md`.
 
 #[doc = include_str!("chapter_1.md")]
 pub mod chapter_1 {}

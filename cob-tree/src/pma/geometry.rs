@@ -21,8 +21,8 @@ pub const WIDE_LEAF_FACTOR: (usize, usize) = (3, 2);
 /// one core's share of a last-level cache: 32 MiB for 8 cores on the EPYC measured here),
 /// and by the finer two-leaf-size steps from there on. Below it a tighter fit buys little
 /// (an array that size stays mostly cached) and costs inserts: the wide leaves' longer
-/// shifts and the extra rebuilds (measured at 100K keys in the crate README, "get at 1M
-/// keys").
+/// shifts and the extra rebuilds (measured at 100K keys in the crate's MEASUREMENTS.md,
+/// "get at 1M keys").
 pub const FINE_GROWTH_BYTES: usize = 4 << 20;
 /// The smallest leaf capacity (elements per leaf) accepted.
 pub const MIN_LEAF_CAPACITY: usize = 4;

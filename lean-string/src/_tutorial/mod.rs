@@ -30,7 +30,7 @@
 //!
 //! Each chapter's numbers come with the `bench-suite` command that prints them. They are
 //! instruction counts (valgrind callgrind) and byte counts, which repeat exactly from run
-//! to run; the crate's `README.md` has the full tables.
+//! to run; the crate's `MEASUREMENTS.md` has the full tables of each dated run.
 
 #[doc = include_str!("chapter_1.md")]
 pub mod chapter_1 {}
