@@ -22,11 +22,12 @@
 //!   boxed marker per cell.
 //! - [Chapter 3](chapter_3): the seqlock reader: validated reads that write nothing.
 //! - [Chapter 4](chapter_4): epoch reclamation: replacing the whole array under readers.
+//! - [Chapter 5](chapter_5): the general-key path: a B+tree under each shared prefix.
 //!
-//! The chapters describe the *inline* layout, the one `u64 -> u64` and the other plain
+//! Chapters 1-4 describe the *inline* layout, the one `u64 -> u64` and the other plain
 //! word types (up to [`MAX_POD_BYTES`](crate::MAX_POD_BYTES) each) use. Other key and value
 //! types (`String`, `Vec<u8>`, user structs) take the boxed path, built over the same
-//! word core (see [`CobTree::is_inline`](crate::CobTree::is_inline)).
+//! word core (see [`CobTree::is_inline`](crate::CobTree::is_inline)): chapter 5.
 //!
 //! Every code block is a doctest: `cargo test --doc -p memlayout-cob-tree` runs them, and
 //! each one asserts something true about the layout through the public API (under Miri,
@@ -48,3 +49,6 @@ pub mod chapter_3 {}
 
 #[doc = include_str!("chapter_4.md")]
 pub mod chapter_4 {}
+
+#[doc = include_str!("chapter_5.md")]
+pub mod chapter_5 {}
