@@ -20,6 +20,8 @@
 //!   the thread cache in front.
 //! - [Chapter 3](chapter_3): remote frees: any thread frees any block, without the
 //!   owner's lock.
+//! - [Chapter 4](chapter_4): large blocks: extents of 4 KiB units in large segments, and
+//!   mappings of their own with a cache.
 //!
 //! Every code block is a doctest: `cargo test --doc -p memlayout-arena-alloc` runs them,
 //! and each one asserts something true about the allocator through the public API (class
@@ -40,3 +42,6 @@ pub mod chapter_2 {}
 
 #[doc = include_str!("chapter_3.md")]
 pub mod chapter_3 {}
+
+#[doc = include_str!("chapter_4.md")]
+pub mod chapter_4 {}
