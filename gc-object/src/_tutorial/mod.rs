@@ -18,6 +18,8 @@
 //!   property slots.
 //! - [Chapter 2](chapter_2): side state: one lazily published pointer for everything
 //!   rare.
+//! - [Chapter 3](chapter_3): the collector: paced by allocation debt, rooted by handle
+//!   scopes in a context.
 //!
 //! Every code block is a doctest: `cargo test --doc -p memlayout-gc-object` runs them, and
 //! each one asserts something true about the layout through the public API (sizes, slot
@@ -34,3 +36,6 @@ pub mod chapter_1 {}
 
 #[doc = include_str!("chapter_2.md")]
 pub mod chapter_2 {}
+
+#[doc = include_str!("chapter_3.md")]
+pub mod chapter_3 {}
