@@ -20,6 +20,8 @@
 //!   rare.
 //! - [Chapter 3](chapter_3): the collector: paced by allocation debt, rooted by handle
 //!   scopes in a context.
+//! - [Chapter 4](chapter_4): shapes and inline caches: shared hidden classes, and a cache
+//!   per access site.
 //!
 //! Every code block is a doctest: `cargo test --doc -p memlayout-gc-object` runs them, and
 //! each one asserts something true about the layout through the public API (sizes, slot
@@ -39,3 +41,6 @@ pub mod chapter_2 {}
 
 #[doc = include_str!("chapter_3.md")]
 pub mod chapter_3 {}
+
+#[doc = include_str!("chapter_4.md")]
+pub mod chapter_4 {}
