@@ -42,6 +42,7 @@ fn time<K: Ord + Clone + 'static>(name: &str, keys: &[K]) {
 }
 
 /// Builds a map of `keys` then gets every key once; the length (checked by the caller).
+#[inline(never)]
 fn cob<K: Ord + Clone + 'static>(keys: Vec<K>) -> usize {
     let c: CobTree<K, u64> = CobTree::new();
     for (i, k) in keys.iter().enumerate() {
@@ -53,6 +54,7 @@ fn cob<K: Ord + Clone + 'static>(keys: Vec<K>) -> usize {
 }
 
 /// As [`cob`], with `BTreeMap`.
+#[inline(never)]
 fn btree<K: Ord + Clone + 'static>(keys: Vec<K>) -> usize {
     let mut c = BTreeMap::new();
     for (i, k) in keys.iter().enumerate() {

@@ -23,7 +23,7 @@
 
 use super::slab::{Node, Slab, TREE, View};
 use super::tree::{
-    Caps, Cells, Change, Cursor as TreeCursor, Garbage, Inline, Layout, Probe, Root, Trees,
+    Caps, Cells, Change, Cursor as TreeCursor, Garbage, Inline, Layout, Probe, Root, Spot, Trees,
 };
 use crate::pma::inl::Inl;
 use crate::pma::map::Map;
@@ -275,9 +275,10 @@ impl<K: Ord + Clone + 'static, V: 'static> Buckets<K, V> {
                 Bucket::Tree(t) => {
                     let w = (self.word)(&k);
                     let trees = self.trees::<L>();
+                    let mut spot = Spot::new();
                     // SAFETY: under the prefix's leaf lock: this is the only writer of the
                     // tree, whose root is the current bucket's; `g` is pinned.
-                    let mut spot = unsafe { trees.find(t.root, Self::probe::<L, K>(w, &k), &g) };
+                    unsafe { trees.find(t.root, Self::probe::<L, K>(w, &k), &g, &mut spot) };
                     // SAFETY: as above, the spot just found.
                     let cur = unsafe { trees.entry_at(&spot, &g) };
                     let (v, r) = f(cur.map(|e| &e.1));
@@ -479,12 +480,11 @@ impl<K: Ord + Clone + 'static, V: 'static> Buckets<K, V> {
     fn collapse<L: Layout<K, V>>(&self, root: &Root, g: &Guard, garbage: &mut Garbage) -> Edit<W> {
         let trees = self.trees::<L>();
         // SAFETY: under the prefix's leaf lock (every caller's), the live tree.
-        let Some(s) = (unsafe { trees.small(root) }) else {
+        let Some(s) = (unsafe { trees.single(root) }) else {
             return Edit::Keep;
         };
-        debug_assert_eq!(s.len(), 1, "CobTree: a tree keeps at least one entry");
         // SAFETY: the tree's last live slot, under the lock.
-        let cell = unsafe { L::to_cell(&self.slab, &s[0], g) };
+        let cell = unsafe { L::to_cell(&self.slab, s, g) };
         // SAFETY: under the lock; the tree leaves the map with this edit (the core's word
         // becomes `cell`, which holds its one entry); the slots' copies are forgotten.
         unsafe { trees.take_all(root, garbage, &mut |s| core::mem::forget(s)) };
@@ -883,16 +883,31 @@ pub(crate) enum Entries<'g, K, V> {
     ),
 }
 
-impl<'g, K: 'static, V: 'static> Entries<'g, K, V> {
+impl<'g, K: Ord + 'static, V: 'static> Entries<'g, K, V> {
     /// The next entry from the front (`back`: from the back).
     #[inline]
     pub(crate) fn next(&mut self, back: bool) -> Option<&'g (K, V)> {
         match self {
-            Entries::Inline(c) => c.step(back),
+            Entries::Inline(c) => c.step(
+                back,
+                |last, s| if back { s.0 >= last.0 } else { s.0 <= last.0 },
+            ),
             Entries::Cells(c, slab, g) => {
-                let s = c.step(back)?;
-                // SAFETY: the slot is in a node the cursor reached while `g` was pinned:
-                // its cell held the entry then, and is retired only after no node names it.
+                let (slab, g) = (*slab, *g);
+                let key = |s: &'g [u64; 2]| {
+                    // SAFETY: the slot is in a node the cursor reached while `g` was pinned:
+                    // its cell held the entry then, and is freed only after every reader
+                    // pinned when it was retired unpins (this one is pinned).
+                    &unsafe { slab.entry(s[1], g) }.0
+                };
+                let s = c.step(back, |last, s| {
+                    if back {
+                        key(s) >= key(last)
+                    } else {
+                        key(s) <= key(last)
+                    }
+                })?;
+                // SAFETY: as above.
                 Some(unsafe { slab.entry(s[1], g) })
             }
         }

@@ -525,6 +525,9 @@ impl<K, V> Slab<K, V> {
     /// reader pinned from now on can find it), and each node and tree node is retired
     /// once.
     pub(crate) unsafe fn retire(&self, cells: &[u64], nodes: Garbage) {
+        if cells.is_empty() && nodes.is_empty() {
+            return;
+        }
         let cells = cells.iter().map(|&c| {
             let p = core::ptr::NonNull::new(self.cell(c)).expect("cells are in chunks");
             // The cell's number goes back untagged (`store` tags it anew for its next node).

@@ -8,8 +8,10 @@
 //!            s_i = the smallest key under kid i+1 (a copy of it, or a reference to its cell)
 //!    |
 //!    v
-//!  leaf:  | 0 len | slot0 slot1 .. slot(len-1) |    immutable once published
-//!            slot: the entry itself (inline layout) or (word, cell) (cell layout)
+//!  leaf:  | 0 | version: seq live | order: o0 o1 .. o(live-1) | slot0 slot1 .. slot(used-1) |
+//!            o_i: the slot of the i-th smallest live entry (one byte each, in 4 atomic words)
+//!            slot: the entry itself (inline layout) or (word, cell) (cell layout), written
+//!            once, before any order names it; later writes append (used grows)
 //! ```
 //!
 //! A leaf holds at most [`TREE_LEAF_SLOTS`] entries and an inner node at most
@@ -17,18 +19,27 @@
 //! but the root at least a quarter of that: a tree of `n` entries is `O(log n)` deep.
 //!
 //! **Writers** of one tree are serialised by the caller (the word core's leaf lock of the
-//! tree's prefix). A write never changes a published leaf or separator: it builds the new
-//! leaf (or, when a node splits, merges or a separator changes, the new nodes up to the
-//! highest one that changes) from bitwise copies of the old slots, stores the new node in
+//! tree's prefix). A leaf's slots are written once: a write that fits writes its new slot
+//! past the leaf's used ones (an insert, or a replacement of a value) and publishes the
+//! leaf's new order (a seqlock: the version made odd, the order words stored, the version
+//! made even with the new live count, release); a removal only publishes an order without
+//! the slot. Only when the leaf has no unused slot left does a write build a new leaf (its
+//! live slots, compacted, or two halves when it is full), and, when leaves split or merge
+//! or a separator changes, new inner nodes up to the highest one that changes (inner nodes
+//! are never changed once published, but for their child slots); it stores the new node in
 //! its parent's child slot (or the root) with a release store, and only then retires the
 //! nodes it replaced. So a write copies at most two leaves' worth of slots, plus inner
 //! nodes' separators and children when it splits or merges them, and never clones a key
-//! or a value (the cell layout copies only words).
+//! or a value (the cell layout copies only words); most writes copy one slot.
 //!
 //! **Readers** pin the epoch, load the root and the child slots with acquire loads, and read
-//! the nodes they reach: no lock, no write to shared memory. A node reached while pinned
-//! was in the tree at that moment (a retired node's child slots are never written again),
-//! so it is retired after that moment and freed only after the reader unpins.
+//! the nodes they reach: no lock, no write to shared memory. A leaf's order is read as a
+//! seqlock reader does (version, order words, acquire fence, version again; again if a
+//! writer was publishing), and the slots it names were written before it was published and
+//! are never written again, so a reader holds consistent references into the leaf. A node
+//! reached while pinned was in the tree at that moment (a retired node's child slots are
+//! never written again), so it is retired after that moment and freed only after the
+//! reader unpins.
 //!
 //! Slots and separators are copied bitwise and never dropped by the tree: the inline layout
 //! is used only when neither `K` nor `V` needs dropping (`Slots::INLINE`), and the cell
@@ -36,8 +47,9 @@
 
 use super::slab::Slab;
 use crate::pma::Guard;
-use crate::sync::{AtomicPtr, Ordering};
+use crate::sync::{AtomicPtr, AtomicU32, AtomicU64, Ordering, fence, spin_wait};
 use core::borrow::Borrow;
+use core::cell::UnsafeCell;
 use core::cmp::Ordering as Cmp;
 use core::marker::PhantomData;
 use core::mem::{ManuallyDrop, MaybeUninit};
@@ -53,6 +65,15 @@ pub const TREE_FANOUT: usize = 32;
 const MAX_HEIGHT: usize = 24;
 
 const _: () = assert!(TREE_LEAF_SLOTS >= 4 && TREE_FANOUT >= 4);
+// A leaf's order is one byte per slot in whole words; its live count fits below `BUSY`.
+const _: () = assert!(TREE_LEAF_SLOTS.is_multiple_of(8) && TREE_LEAF_SLOTS <= 64);
+const ORDER_WORDS: usize = TREE_LEAF_SLOTS / 8;
+/// A leaf version's live count (its low bits).
+const LIVE: u64 = 0x7f;
+/// Set in a leaf's version while its writer publishes a new order.
+const BUSY: u64 = 0x80;
+/// One step of a leaf version's sequence number (above the live count and `BUSY`).
+const SEQ: u64 = 0x100;
 const _: () = assert!(TREE_LEAF_SLOTS <= u16::MAX as usize && TREE_FANOUT <= u16::MAX as usize);
 
 /// The first field of every node: what it is and how full.
@@ -67,7 +88,143 @@ pub(crate) struct Head {
 #[repr(C)]
 struct Leaf<S> {
     head: Head,
-    slots: [MaybeUninit<S>; TREE_LEAF_SLOTS],
+    /// `seq * SEQ | BUSY (while publishing) | live`: a seqlock over `order`.
+    ver: AtomicU64,
+    /// Slots written so far (the writer's count, under the tree's lock; readers never read
+    /// it): slots from here on are unwritten.
+    used: AtomicU32,
+    /// The live slots' numbers in key order, byte `i` of the little-endian words the
+    /// `i`-th; bytes past the live count mean nothing.
+    order: [AtomicU64; ORDER_WORDS],
+    /// Written once each (before an order names them), then only read.
+    slots: [UnsafeCell<MaybeUninit<S>>; TREE_LEAF_SLOTS],
+}
+
+/// A leaf's live slots in key order, as read at one moment (the seqlock's validated read).
+#[derive(Clone, Copy)]
+pub(crate) struct Order {
+    n: usize,
+    idx: [u8; TREE_LEAF_SLOTS],
+}
+
+impl Order {
+    const EMPTY: Order = Order {
+        n: 0,
+        idx: [0; TREE_LEAF_SLOTS],
+    };
+
+    #[inline(always)]
+    fn len(&self) -> usize {
+        self.n
+    }
+
+    #[inline(always)]
+    fn live(&self) -> &[u8] {
+        &self.idx[..self.n]
+    }
+
+    /// This order with `slot` at position `at` (the ones from `at` move up).
+    fn insert(&self, at: usize, slot: u8) -> Order {
+        let mut o = *self;
+        o.idx.copy_within(at..self.n, at + 1);
+        o.idx[at] = slot;
+        o.n += 1;
+        o
+    }
+
+    /// This order without position `at`.
+    fn remove(&self, at: usize) -> Order {
+        let mut o = *self;
+        o.idx.copy_within(at + 1..self.n, at);
+        o.n -= 1;
+        o
+    }
+}
+
+impl<S> Leaf<S> {
+    /// The order now: a seqlock read (retried while a writer publishes, or if one did
+    /// meanwhile). The slots it names stay as they are for as long as the leaf lives.
+    #[inline(always)]
+    fn order(&self) -> Order {
+        let mut spins = 0;
+        loop {
+            let v = self.ver.load(Ordering::Acquire);
+            if v & BUSY == 0 {
+                let n = (v & LIVE) as usize;
+                let mut o = Order {
+                    n,
+                    idx: [0; TREE_LEAF_SLOTS],
+                };
+                for w in 0..n.div_ceil(8) {
+                    let x = self.order[w].load(Ordering::Relaxed);
+                    o.idx[w * 8..w * 8 + 8].copy_from_slice(&x.to_le_bytes());
+                }
+                fence(Ordering::Acquire);
+                if self.ver.load(Ordering::Relaxed) == v {
+                    return o;
+                }
+            }
+            spin_wait(&mut spins);
+        }
+    }
+
+    /// Slot `i`.
+    ///
+    /// # Safety
+    ///
+    /// Slot `i` was written before this call: it is named by an order read from this leaf
+    /// (written before that order was published), or the caller wrote it.
+    #[inline(always)]
+    unsafe fn slot(&self, i: u8) -> &S {
+        // SAFETY: the caller's contract: the slot is initialised, and it is never written
+        // again while the leaf lives (only unwritten slots are written, `append`), so a
+        // shared reference for as long as `self` is borrowed is sound.
+        unsafe { &*self.slots[i as usize].get().cast::<S>() }
+    }
+
+    /// The `i`-th slot of order `o` (read from this leaf).
+    #[inline(always)]
+    fn at(&self, o: &Order, i: usize) -> &S {
+        // SAFETY: `o` was read from this leaf (every caller's), so it names written slots.
+        unsafe { self.slot(o.idx[i]) }
+    }
+
+    /// Writes a bitwise copy of `s` into the first unwritten slot; its number. The caller
+    /// (the tree's only writer) checked that one is left.
+    ///
+    /// # Safety
+    ///
+    /// `s` is a valid slot the layout allows to copy bitwise; the caller holds the tree's
+    /// lock.
+    unsafe fn append(&self, s: &S) -> u8 {
+        let i = self.used.load(Ordering::Relaxed) as usize;
+        assert!(i < TREE_LEAF_SLOTS, "CobTree: leaf slots exhausted");
+        // SAFETY: slot `i` was never written (the count only grows) and no order names it,
+        // so no reader reads it; the writer is alone (the caller's lock). The copy is
+        // published to readers by `publish`'s release store of the version.
+        unsafe { ptr::copy_nonoverlapping(s, self.slots[i].get().cast::<S>(), 1) };
+        self.used.store(i as u32 + 1, Ordering::Relaxed);
+        i as u8
+    }
+
+    /// Publishes order `o` (the tree's only writer, under its lock): the seqlock's write.
+    fn publish(&self, o: &Order) {
+        let v = self.ver.load(Ordering::Relaxed);
+        self.ver.store(v | BUSY, Ordering::Relaxed);
+        fence(Ordering::Release);
+        for w in 0..o.n.div_ceil(8) {
+            let mut b = [0u8; 8];
+            b.copy_from_slice(&o.idx[w * 8..w * 8 + 8]);
+            self.order[w].store(u64::from_le_bytes(b), Ordering::Relaxed);
+        }
+        self.ver
+            .store(((v & !(LIVE | BUSY)) + SEQ) | o.n as u64, Ordering::Release);
+    }
+
+    /// Slots written so far (the writer's count).
+    fn used(&self) -> usize {
+        self.used.load(Ordering::Relaxed) as usize
+    }
 }
 
 #[repr(C)]
@@ -343,6 +500,11 @@ impl Garbage {
         }
     }
 
+    /// Whether no node was replaced.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.n == 0
+    }
+
     /// The dead nodes, each once.
     pub(crate) fn into_nodes(self) -> impl Iterator<Item = DeadNode> {
         let Garbage { few, n, more } = self;
@@ -363,14 +525,6 @@ pub(crate) struct Trees<'a, K, V, L> {
     slab: &'a Slab<K, V>,
     caps: Caps,
     _l: PhantomData<L>,
-}
-
-/// A leaf's slots.
-#[inline(always)]
-fn slots<S>(l: &Leaf<S>) -> &[S] {
-    // SAFETY: a published leaf's first `len` slots were written before it was published
-    // (`alloc_leaf`) and are never written again; `MaybeUninit<S>` has `S`'s layout.
-    unsafe { core::slice::from_raw_parts(l.slots.as_ptr().cast::<S>(), l.head.len as usize) }
 }
 
 /// An inner node's separators (`len - 1` of them).
@@ -468,8 +622,8 @@ unsafe fn alloc_leaf_with<S>(len: usize, fill: impl FnOnce(&mut Fill<S>)) -> Non
     let mut b: Box<MaybeUninit<Leaf<S>>> = Box::new_uninit();
     let p = b.as_mut_ptr();
     // SAFETY: (this block and each below) `p` is the new, exclusively owned allocation; the
-    // head and the first `len` slots are written (valid `S`s, the caller's contract) and
-    // the rest stay uninitialised, which `MaybeUninit` allows.
+    // head, version, count and order are written, and the first `len` slots (valid `S`s,
+    // the caller's contract); the rest stay uninitialised, which `MaybeUninit` allows.
     let head = unsafe { &raw mut (*p).head };
     // SAFETY: as above.
     unsafe {
@@ -479,11 +633,33 @@ unsafe fn alloc_leaf_with<S>(len: usize, fill: impl FnOnce(&mut Fill<S>)) -> Non
         })
     };
     // SAFETY: as above.
+    let ver = unsafe { &raw mut (*p).ver };
+    // SAFETY: as above.
+    unsafe { ver.write(AtomicU64::new(len as u64)) };
+    // SAFETY: as above.
+    let used = unsafe { &raw mut (*p).used };
+    // SAFETY: as above.
+    unsafe { used.write(AtomicU32::new(len as u32)) };
+    let mut idx = [0u8; TREE_LEAF_SLOTS];
+    for (i, x) in idx.iter_mut().enumerate() {
+        *x = i as u8;
+    }
+    let order = core::array::from_fn::<_, ORDER_WORDS, _>(|w| {
+        let mut b = [0u8; 8];
+        b.copy_from_slice(&idx[w * 8..w * 8 + 8]);
+        AtomicU64::new(u64::from_le_bytes(b))
+    });
+    // SAFETY: as above.
+    let order_p = unsafe { &raw mut (*p).order };
+    // SAFETY: as above.
+    unsafe { order_p.write(order) };
+    // SAFETY: as above (`UnsafeCell<MaybeUninit<S>>` has `S`'s layout).
     let dst = unsafe { &raw mut (*p).slots }.cast::<S>();
     let mut f = Fill { dst, n: 0 };
     fill(&mut f);
     assert_eq!(f.n, len, "CobTree: a leaf written short");
-    // SAFETY: every field is initialised: the head above, the slots are `MaybeUninit`.
+    // SAFETY: every field is initialised: the head, version, count and order above, the
+    // slots are `MaybeUninit`.
     let leaf = unsafe { b.assume_init() };
     NonNull::from(Box::leak(leaf)).cast()
 }
@@ -568,7 +744,24 @@ pub(crate) struct Spot<'r, S, P> {
     depth: usize,
     leaf: Option<&'r Leaf<S>>,
     leaf_ptr: NonNull<Head>,
+    /// The leaf's order (read under the lock: it is the leaf's until this write).
+    order: Order,
     at: Result<usize, usize>,
+}
+
+impl<S, P> Spot<'_, S, P> {
+    /// A spot for [`Trees::find`] to fill.
+    #[inline(always)]
+    pub(crate) fn new() -> Self {
+        Spot {
+            path: [const { MaybeUninit::uninit() }; MAX_HEIGHT],
+            depth: 0,
+            leaf: None,
+            leaf_ptr: NonNull::dangling(),
+            order: Order::EMPTY,
+            at: Err(0),
+        }
+    }
 }
 
 /// What replaces a node after a write below it.
@@ -671,23 +864,30 @@ where
         seps(n).partition_point(|p| unsafe { self.cmp_sep(p, q, g) } != Cmp::Greater)
     }
 
-    /// Where `q` is in leaf `l` (`Ok`) or would go (`Err`).
+    /// Where `q` is in order `o` of leaf `l` (`Ok`) or would go (`Err`): a position in
+    /// the order.
     ///
     /// # Safety
     ///
-    /// As [`Self::route`].
+    /// As [`Self::route`]; `o` was read from `l`.
     #[inline(always)]
     unsafe fn search<'g, Q: ?Sized + Ord>(
         &self,
         l: &'g Leaf<L::Slot>,
+        o: &Order,
         q: Probe<'_, Q>,
         g: &'g Guard,
     ) -> Result<usize, usize>
     where
         K: Borrow<Q>,
     {
-        // SAFETY: the caller's contract covers the slots of `l`.
-        slots(l).binary_search_by(|s| unsafe { self.cmp_slot(s, q, g) })
+        o.live().binary_search_by(|&i| {
+            // SAFETY: `o` was read from `l` (the caller's contract), so it names written
+            // slots.
+            let s = unsafe { l.slot(i) };
+            // SAFETY: the caller's contract covers the slots of `l` that `o` names.
+            unsafe { self.cmp_slot(s, q, g) }
+        })
     }
 
     // ----- reads -----------------------------------------------------------------------
@@ -721,10 +921,11 @@ where
                     h = kid(n, i);
                 }
                 Node::Leaf(l) => {
+                    let o = l.order();
                     // SAFETY: as above.
-                    let i = unsafe { self.search(l, q, g) }.ok()?;
+                    let i = unsafe { self.search(l, &o, q, g) }.ok()?;
                     // SAFETY: as above.
-                    return Some(unsafe { L::entry(self.slab, &slots(l)[i], g) });
+                    return Some(unsafe { L::entry(self.slab, l.at(&o, i), g) });
                 }
             }
         }
@@ -747,13 +948,18 @@ where
     where
         'a: 'g,
     {
+        let mut last = None;
         match NonNull::new(root.0.load(Ordering::Acquire)) {
             // SAFETY: the caller's contract.
-            Some(h) => unsafe { self.fold_node(h, g, init, f) },
+            Some(h) => unsafe { self.fold_node(h, g, init, f, &mut last) },
             None => init,
         }
     }
 
+    /// `last`: the last entry fed so far; each leaf's entries not past it are skipped (a
+    /// key that moved between neighbouring leaves may show in both, see
+    /// [`Cursor::step`]).
+    ///
     /// # Safety
     ///
     /// `h` was reached while `g` was pinned (as in [`Self::get`]).
@@ -763,19 +969,32 @@ where
         g: &'g Guard,
         init: B,
         f: &mut impl FnMut(B, &'g (K, V)) -> B,
+        last: &mut Option<&'g (K, V)>,
     ) -> B
     where
         'a: 'g,
     {
         // SAFETY: the caller's contract.
         match unsafe { node::<'g, L::Slot, L::Sep>(h) } {
-            Node::Leaf(l) => slots(l).iter().fold(init, |acc, s| {
-                // SAFETY: the caller's contract covers the leaf's slots.
-                f(acc, unsafe { L::entry(self.slab, s, g) })
-            }),
+            Node::Leaf(l) => {
+                let o = l.order();
+                // SAFETY: the caller's contract covers the leaf's slots, and the order read
+                // from it names written ones.
+                let at = |k: usize| unsafe { L::entry(self.slab, l.at(&o, k), g) };
+                let mut from = 0;
+                if let Some(p) = *last {
+                    while from < o.len() && at(from).0 <= p.0 {
+                        from += 1;
+                    }
+                }
+                if from < o.len() {
+                    *last = Some(at(o.len() - 1));
+                }
+                (from..o.len()).fold(init, |acc, k| f(acc, at(k)))
+            }
             Node::Inner(n) => (0..n.head.len as usize).fold(init, |acc, i| {
                 // SAFETY: a child of a node reached while `g` was pinned.
-                unsafe { self.fold_node(kid(n, i), g, acc, f) }
+                unsafe { self.fold_node(kid(n, i), g, acc, f, last) }
             }),
         }
     }
@@ -815,23 +1034,25 @@ where
                     h = kid(n, at);
                 }
                 Node::Leaf(l) => {
-                    let s = slots(l);
-                    // SAFETY (each closure): as in `get`, the leaf's slots.
+                    let o = l.order();
                     let at = match from {
-                        Unbounded if back => s.len(),
+                        Unbounded if back => o.len(),
                         Unbounded => 0,
                         Included(q) | Excluded(q) => {
                             // Back from `Included` and front from `Excluded`: past the
                             // slots `<= q`; the others: past the slots `< q`.
                             let past_equal = back == matches!(from, Included(_));
-                            s.partition_point(|x| {
-                                // SAFETY: as in `get`, the leaf's slots.
-                                let c = unsafe { self.cmp_slot(x, q, g) };
+                            o.live().partition_point(|&i| {
+                                // SAFETY: `o` was read from `l`: a written slot.
+                                let s = unsafe { l.slot(i) };
+                                // SAFETY: as in `get`, the leaf's slots its order names.
+                                let c = unsafe { self.cmp_slot(s, q, g) };
                                 c == Cmp::Less || (past_equal && c == Cmp::Equal)
                             })
                         }
                     };
                     c.leaf = Some(l);
+                    c.order = o;
                     c.at = at;
                     return c;
                 }
@@ -849,42 +1070,43 @@ where
         Root::new(unsafe { alloc_leaf::<L::Slot>(&[&*a, &*b]) })
     }
 
-    /// The slots of the tree if it has at most one (the caller collapses such a tree).
+    /// The one slot of the tree if it has one entry (the caller collapses such a tree).
     ///
     /// # Safety
     ///
     /// `root` is a live tree's root of this layout, under its lock.
-    pub(crate) unsafe fn small<'r>(&self, root: &'r Root) -> Option<&'r [L::Slot]> {
+    pub(crate) unsafe fn single<'r>(&self, root: &'r Root) -> Option<&'r L::Slot> {
         let h = NonNull::new(root.0.load(Ordering::Acquire))?;
         // SAFETY: the caller's contract: the root's node is live while the lock is held.
         match unsafe { node::<'r, L::Slot, L::Sep>(h) } {
-            Node::Leaf(l) if l.head.len <= 1 => Some(slots(l)),
-            _ => None,
+            Node::Leaf(l) => {
+                let o = l.order();
+                debug_assert!(o.len() >= 1, "CobTree: a tree keeps at least one entry");
+                (o.len() == 1).then(|| l.at(&o, 0))
+            }
+            Node::Inner(_) => None,
         }
     }
 
-    /// Where `q` is (or would go) in the tree of `root`: the path to its leaf and its slot.
+    /// Where `q` is (or would go) in the tree of `root`: the path to its leaf and its slot,
+    /// written into `spot` (a fresh one: [`Spot::new`]; the caller's, so the path is not
+    /// moved).
     ///
     /// # Safety
     ///
     /// `root` is a live tree's root of this layout, and the caller holds its lock (no other
     /// writer) until the spot is applied or dropped; `g` is pinned.
+    #[inline(always)]
     pub(crate) unsafe fn find<'r, Q: ?Sized + Ord>(
         &self,
         root: &'r Root,
         q: Probe<'_, Q>,
         g: &Guard,
-    ) -> Spot<'r, L::Slot, L::Sep>
-    where
+        spot: &mut Spot<'r, L::Slot, L::Sep>,
+    ) where
         K: Borrow<Q>,
     {
-        let mut spot = Spot {
-            path: [const { MaybeUninit::uninit() }; MAX_HEIGHT],
-            depth: 0,
-            leaf: None,
-            leaf_ptr: NonNull::dangling(),
-            at: Err(0),
-        };
+        debug_assert!(spot.depth == 0 && spot.leaf.is_none());
         let mut h =
             NonNull::new(root.0.load(Ordering::Acquire)).expect("CobTree: a tree has a root");
         loop {
@@ -909,9 +1131,10 @@ where
                 Node::Leaf(l) => {
                     spot.leaf = Some(l);
                     spot.leaf_ptr = h;
+                    spot.order = l.order();
                     // SAFETY: as above.
-                    spot.at = unsafe { self.search(l, q, g) };
-                    return spot;
+                    spot.at = unsafe { self.search(l, &spot.order, q, g) };
+                    return;
                 }
             }
         }
@@ -933,7 +1156,7 @@ where
         let l = spot.leaf.expect("a found spot has a leaf");
         let i = spot.at.ok()?;
         // SAFETY: under the lock, a live slot of the leaf.
-        Some(unsafe { L::entry(self.slab, &slots(l)[i], g) })
+        Some(unsafe { L::entry(self.slab, l.at(&spot.order, i), g) })
     }
 
     /// Changes the tree at `spot` as `change` says: the nodes it replaced go to `garbage`.
@@ -953,14 +1176,15 @@ where
         let _ = g;
         let leaf = spot.leaf.expect("a found spot has a leaf");
         let found = spot.at;
-        let s = slots(leaf);
+        let ord = spot.order;
+        let n = ord.len();
         // The slot leaving the tree is the smallest of its leaf: the separator that names
         // its cell (cell layout) first names the slot that takes its place, so no separator
         // names a cell once it is retired. Found by position, not by comparing keys.
         if !L::INLINE && found == Ok(0) {
             let next = match &change {
                 Change::Put(new) => Some(new as *const L::Slot),
-                Change::Remove => s.get(1).map(|x| x as *const L::Slot),
+                Change::Remove => (n > 1).then(|| leaf.at(&ord, 1) as *const L::Slot),
                 Change::Keep => None,
             };
             if let Some(next) = next {
@@ -977,36 +1201,58 @@ where
             out: None,
             added: false,
         };
+        // Whether the leaf has an unwritten slot this write may use (a map made with small
+        // leaves uses as many as its leaf capacity, so tests reach every path).
+        let room = leaf.used() < self.caps.leaf;
         let mut srcs: [*const L::Slot; TREE_LEAF_SLOTS + 1];
         let up = match (change, found) {
             (Change::Keep, _) | (Change::Remove, Err(_)) => return wrote,
             (Change::Put(new), Ok(i)) => {
                 let new = ManuallyDrop::new(new);
-                let n = s.len();
+                // SAFETY: slot `i` of the order is live in the leaf (bitwise copy; the
+                // caller retires it).
+                wrote.out = Some(ManuallyDrop::new(unsafe { ptr::read(leaf.at(&ord, i)) }));
+                if room {
+                    // SAFETY: a valid slot (never dropped here: the leaf's copy is the
+                    // tree's); under the lock.
+                    let j = unsafe { leaf.append(&new) };
+                    let mut o = ord;
+                    o.idx[i] = j;
+                    leaf.publish(&o);
+                    return wrote;
+                }
                 // SAFETY: `n` slots: the leaf's live ones, slot `i` then replaced by `new`
                 // (bitwise; the old leaf keeps its own copies, never dropped).
-                let n = unsafe {
+                Up::One(unsafe {
                     alloc_leaf_with::<L::Slot>(n, |f| {
-                        f.extend(&s[..i]);
-                        f.push(&new);
-                        f.extend(&s[i + 1..]);
+                        for k in 0..n {
+                            f.push(if k == i { &new } else { leaf.at(&ord, k) });
+                        }
                     })
-                };
-                // SAFETY: slot `i` is live in the leaf (bitwise copy; the caller retires it).
-                wrote.out = Some(ManuallyDrop::new(unsafe { ptr::read(&s[i]) }));
-                Up::One(n)
+                })
             }
-            (Change::Put(new), Err(i)) if s.len() < self.caps.leaf => {
+            (Change::Put(new), Err(i)) if n < self.caps.leaf => {
                 wrote.added = true;
                 let new = ManuallyDrop::new(new);
-                let n = s.len();
+                if room {
+                    // SAFETY: as above.
+                    let j = unsafe { leaf.append(&new) };
+                    leaf.publish(&ord.insert(i, j));
+                    return wrote;
+                }
                 // SAFETY: `n + 1 <= caps.leaf` slots: the leaf's before `i`, `new`, the
                 // leaf's from `i` on (bitwise copies).
                 Up::One(unsafe {
                     alloc_leaf_with::<L::Slot>(n + 1, |f| {
-                        f.extend(&s[..i]);
-                        f.push(&new);
-                        f.extend(&s[i..]);
+                        for k in 0..n {
+                            if k == i {
+                                f.push(&new);
+                            }
+                            f.push(leaf.at(&ord, k));
+                        }
+                        if i == n {
+                            f.push(&new);
+                        }
                     })
                 })
             }
@@ -1014,25 +1260,30 @@ where
                 wrote.added = true;
                 let new = ManuallyDrop::new(new);
                 srcs = [ptr::null(); TREE_LEAF_SLOTS + 1];
-                for (j, src) in srcs.iter_mut().enumerate().take(s.len() + 1) {
+                for (j, src) in srcs.iter_mut().enumerate().take(n + 1) {
                     *src = match j.cmp(&i) {
-                        Cmp::Less => &s[j],
+                        Cmp::Less => leaf.at(&ord, j),
                         Cmp::Equal => &*new,
-                        Cmp::Greater => &s[j - 1],
+                        Cmp::Greater => leaf.at(&ord, j - 1),
                     };
                 }
-                // SAFETY: as above; the leaf's slots and `new`, `s.len() + 1` of them.
-                unsafe { self.leaves_of(&srcs[..=s.len()]) }
+                // SAFETY: as above; the leaf's slots and `new`, `n + 1` of them.
+                unsafe { self.leaves_of(&srcs[..=n]) }
             }
             (Change::Remove, Ok(i)) => {
-                // SAFETY: slot `i` is live in the leaf.
-                wrote.out = Some(ManuallyDrop::new(unsafe { ptr::read(&s[i]) }));
-                let n = s.len();
+                // SAFETY: slot `i` of the order is live in the leaf.
+                wrote.out = Some(ManuallyDrop::new(unsafe { ptr::read(leaf.at(&ord, i)) }));
+                if path.is_empty() || n > Caps::min(self.caps.leaf) {
+                    // No underflow (or the root): the leaf stays, its order without `i`.
+                    leaf.publish(&ord.remove(i));
+                    return wrote;
+                }
                 // SAFETY: the leaf's live slots but slot `i` (bitwise copies).
                 Up::One(unsafe {
                     alloc_leaf_with::<L::Slot>(n - 1, |f| {
-                        f.extend(&s[..i]);
-                        f.extend(&s[i + 1..]);
+                        for k in (0..n).filter(|&k| k != i) {
+                            f.push(leaf.at(&ord, k));
+                        }
                     })
                 })
             }
@@ -1054,6 +1305,7 @@ where
             depth: 0,
             leaf: None,
             leaf_ptr: NonNull::dangling(),
+            order: Order::EMPTY,
             at: Err(0),
         };
         let mut h =
@@ -1078,7 +1330,8 @@ where
                 Node::Leaf(l) => {
                     spot.leaf = Some(l);
                     spot.leaf_ptr = h;
-                    let len = l.head.len as usize;
+                    spot.order = l.order();
+                    let len = spot.order.len();
                     spot.at = if len == 0 {
                         Err(0)
                     } else {
@@ -1164,8 +1417,9 @@ where
     where
         K: Borrow<Q>,
     {
+        let mut spot = Spot::new();
         // SAFETY: the caller's contract.
-        let mut spot = unsafe { self.find(root, q, g) };
+        unsafe { self.find(root, q, g, &mut spot) };
         // SAFETY: the spot just found, under the lock.
         let change = f(unsafe { self.entry_at(&spot, g) });
         // SAFETY: as above; the tree did not change since (`f` cannot reach it).
@@ -1406,8 +1660,11 @@ where
                 let mut srcs: [*const L::Slot; 2 * TREE_LEAF_SLOTS] =
                     [ptr::null(); 2 * TREE_LEAF_SLOTS];
                 let mut n = 0;
-                for s in slots(a).iter().chain(slots(b)) {
-                    srcs[n] = s;
+                let (oa, ob) = (a.order(), b.order());
+                let all = oa.live().iter().map(|&i| (a, i));
+                for (l, i) in all.chain(ob.live().iter().map(|&i| (b, i))) {
+                    // SAFETY: a slot its leaf's order names.
+                    srcs[n] = unsafe { l.slot(i) };
                     n += 1;
                 }
                 // SAFETY: live slots, at most two leaves' worth.
@@ -1472,9 +1729,10 @@ where
         // SAFETY: the caller's contract.
         match unsafe { node::<L::Slot, L::Sep>(h) } {
             Node::Leaf(l) => {
-                for s in slots(l) {
-                    // SAFETY: each slot is read out once; the leaf is then only freed.
-                    out(unsafe { ptr::read(s) });
+                let o = l.order();
+                for k in 0..o.len() {
+                    // SAFETY: each live slot is read out once; the leaf is then only freed.
+                    out(unsafe { ptr::read(l.at(&o, k)) });
                 }
                 garbage.push_leaf::<L::Slot>(h);
             }
@@ -1509,8 +1767,10 @@ where
             // SAFETY: the outer function's contract: a live node under the lock.
             match unsafe { node::<L::Slot, L::Sep>(h) } {
                 Node::Leaf(l) => {
-                    for s in slots(l) {
+                    for &i in l.order().live() {
                         // SAFETY: as above, a live slot.
+                        let s = unsafe { l.slot(i) };
+                        // SAFETY: as above.
                         f(s, unsafe { L::entry(t.slab, s, g) });
                     }
                 }
@@ -1644,7 +1904,13 @@ pub(crate) struct Cursor<'g, S, P> {
     stack: [(Option<&'g Inner<P>>, u32); MAX_HEIGHT],
     depth: usize,
     leaf: Option<&'g Leaf<S>>,
+    /// The leaf's order when the cursor reached it.
+    order: Order,
     at: usize,
+    /// The last slot yielded, and whether the leaf just entered may hold slots at or
+    /// behind it (see [`Cursor::step`]).
+    last: Option<&'g S>,
+    check: bool,
 }
 
 impl<'g, S, P> Cursor<'g, S, P> {
@@ -1653,7 +1919,10 @@ impl<'g, S, P> Cursor<'g, S, P> {
             stack: [(None, 0); MAX_HEIGHT],
             depth: 0,
             leaf: None,
+            order: Order::EMPTY,
             at: 0,
+            last: None,
+            check: false,
         }
     }
 
@@ -1681,17 +1950,46 @@ impl<'g, S, P> Cursor<'g, S, P> {
                 }
                 Node::Leaf(l) => {
                     self.leaf = Some(l);
-                    self.at = if back { l.head.len as usize } else { 0 };
+                    self.order = l.order();
+                    self.at = if back { self.order.len() } else { 0 };
+                    self.check = true;
                     return;
                 }
             }
         }
     }
 
-    /// The next slot from the front (`back`: from the back).
+    /// The next slot from the front (`back`: from the back). `behind(last, s)`: whether
+    /// slot `s`'s key is at or behind (`back`: at or ahead of) the key of slot `last`,
+    /// which the cursor yielded before.
+    ///
+    /// A leaf is read as it is when the cursor enters it, through the inner nodes the
+    /// cursor read earlier; those may have been replaced since, and a leaf they still name
+    /// may be a retired copy, while a leaf still in the tree takes writes in place. So a
+    /// key that moved between two leaves (removed from one, put back into its neighbour
+    /// after a separator changed) can show in both; the cursor skips the slots of each
+    /// leaf it enters that are not past the last one it yielded (a leaf's own order is
+    /// one consistent read, sorted). Keys present throughout stay where the cursor finds
+    /// them, so none is lost: it yields a strictly ordered run.
     #[inline]
-    pub(crate) fn step(&mut self, back: bool) -> Option<&'g S> {
-        if back { self.prev() } else { self.next() }
+    pub(crate) fn step(
+        &mut self,
+        back: bool,
+        behind: impl Fn(&'g S, &'g S) -> bool,
+    ) -> Option<&'g S> {
+        loop {
+            let s = if back { self.prev() } else { self.next() }?;
+            if self.check {
+                if let Some(last) = self.last
+                    && behind(last, s)
+                {
+                    continue;
+                }
+                self.check = false;
+            }
+            self.last = Some(s);
+            return Some(s);
+        }
     }
 
     /// The next slot from the front.
@@ -1699,9 +1997,9 @@ impl<'g, S, P> Cursor<'g, S, P> {
     fn next(&mut self) -> Option<&'g S> {
         loop {
             let l = self.leaf?;
-            if let Some(s) = slots(l).get(self.at) {
+            if self.at < self.order.len() {
                 self.at += 1;
-                return Some(s);
+                return Some(l.at(&self.order, self.at - 1));
             }
             // Up to the first ancestor with a child to the right, then down its leftmost.
             loop {
@@ -1727,7 +2025,7 @@ impl<'g, S, P> Cursor<'g, S, P> {
             let l = self.leaf?;
             if self.at > 0 {
                 self.at -= 1;
-                return Some(&slots(l)[self.at]);
+                return Some(l.at(&self.order, self.at));
             }
             loop {
                 if self.depth == 0 {
