@@ -1,7 +1,7 @@
 //! The heap count: from the constructor, or `ARENA_ALLOC_HEAP_COUNT`, or the CPU count.
 //! Safe code; the parser runs under Miri.
 
-use crate::sync::global::{AtomicBool, AtomicUsize, Ordering};
+use crate::sync::unmodeled::{AtomicBool, AtomicUsize, Ordering};
 use crate::sys;
 use core::fmt;
 

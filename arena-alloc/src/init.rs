@@ -4,7 +4,7 @@
 //! nothing of it, and the allocation entry points (`lib.rs`) call [`ensure_ready`] on
 //! their cold paths before they first reach them.
 
-use crate::sync::global::{AtomicU8, Ordering};
+use crate::sync::unmodeled::{AtomicU8, Ordering};
 use crate::{arena, config, huge, sys, tcache};
 
 /// 0: nothing done; 1: registering (a re-entrant allocation goes on); 2: done.

@@ -9,8 +9,9 @@ use crate::sync::Ordering;
 const FREE: u32 = 0;
 const HELD: u32 = 1;
 const WAITERS: u32 = 2;
-/// Spins before sleeping: critical sections are a few dozen instructions.
-const SPINS: u32 = if cfg!(loom) { 1 } else { 64 };
+/// Rounds of `spin_wait` before sleeping (63 spin hints, then two yields): critical
+/// sections are a few dozen instructions.
+const SPINS: u32 = if cfg!(loom) { 1 } else { 8 };
 
 /// The atomic word of a [`RawLock`] plus how to sleep and wake on it.
 pub(crate) trait LockWord {
@@ -24,7 +25,7 @@ pub(crate) trait LockWord {
     fn wake_one(&self);
 }
 
-impl LockWord for crate::sync::global::AtomicU32 {
+impl LockWord for crate::sync::unmodeled::AtomicU32 {
     #[inline]
     fn load(&self, o: Ordering) -> u32 {
         self.load(o)
@@ -88,11 +89,12 @@ impl<W: LockWord> RawLock<W> {
     #[cold]
     #[inline(never)]
     pub(crate) fn lock_contended(&self) {
+        let mut spins = 0;
         for _ in 0..SPINS {
             if self.word.load(Ordering::Relaxed) == FREE && self.try_lock() {
                 return;
             }
-            crate::sync::spin_hint();
+            crate::sync::spin_wait(&mut spins);
         }
         // From here on we may sleep, so the lock is marked as having waiters; whoever
         // releases it sees WAITERS and wakes one.

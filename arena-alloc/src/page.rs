@@ -7,7 +7,7 @@
 //! of its segment, and none starts more than `SEGMENT_SIZE` bytes after its header.
 
 use crate::class::class_size;
-use crate::sync::global::{AtomicPtr, AtomicU8, AtomicU32, Ordering};
+use crate::sync::unmodeled::{AtomicPtr, AtomicU8, AtomicU32, Ordering};
 use crate::sys;
 use core::mem::{offset_of, size_of};
 use core::ptr;

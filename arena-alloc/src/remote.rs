@@ -35,7 +35,7 @@ pub(crate) trait PtrWord {
     ) -> Result<*mut u8, *mut u8>;
 }
 
-impl PtrWord for crate::sync::global::AtomicPtr<u8> {
+impl PtrWord for crate::sync::unmodeled::AtomicPtr<u8> {
     #[inline]
     fn load(&self, o: Ordering) -> *mut u8 {
         self.load(o)

@@ -4,7 +4,7 @@
 //! - the crate root items (`AtomicU32`, ..., `UnsafeCell`) are `core`'s normally and loom's
 //!   under `RUSTFLAGS="--cfg loom"`; the lock protocol is generic over its word and is
 //!   model-checked with them (see `lock.rs`);
-//! - [`global`] is always `core`'s: the allocator's process-wide state lives in `static`s,
+//! - [`unmodeled`] is always `core`'s: the allocator's process-wide state lives in `static`s,
 //!   which need `const` constructors that loom's types do not have.
 //!
 //! No other file may import `core::sync::atomic` or `core::cell::UnsafeCell` directly.
@@ -20,21 +20,35 @@ pub(crate) use loom::sync::atomic::{
 };
 
 #[cfg(not(loom))]
-pub(crate) use global::UnsafeCell;
+pub(crate) use unmodeled::UnsafeCell;
 #[cfg(loom)]
 pub(crate) use loom::cell::UnsafeCell;
 
-/// A busy-wait hint (loom: a yield point, so spin loops terminate in the model).
+/// Backs off while another thread holds something this one needs. `spins` counts the
+/// rounds so far (start it at 0): the first 6 rounds spin 1, 2, 4 .. 32 hints, later rounds
+/// yield to the scheduler. Under loom every round yields, so the model can switch threads.
 #[inline]
-pub(crate) fn spin_hint() {
-    #[cfg(not(loom))]
-    core::hint::spin_loop();
+pub(crate) fn spin_wait(spins: &mut u32) {
     #[cfg(loom)]
-    loom::thread::yield_now();
+    {
+        let _ = spins;
+        loom::thread::yield_now();
+    }
+    #[cfg(not(loom))]
+    {
+        if *spins < 6 {
+            for _ in 0..(1u32 << *spins) {
+                core::hint::spin_loop();
+            }
+            *spins += 1;
+        } else {
+            std::thread::yield_now();
+        }
+    }
 }
 
 /// Always `core`'s types, for `static` state (const-constructible).
-pub(crate) mod global {
+pub(crate) mod unmodeled {
     pub(crate) use core::sync::atomic::{
         AtomicBool, AtomicIsize, AtomicPtr, AtomicU8, AtomicU32, AtomicU64, AtomicUsize, Ordering,
     };

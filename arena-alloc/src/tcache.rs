@@ -10,7 +10,7 @@
 use crate::arena::{self, alloc_small, free_list};
 use crate::class::{NUM_CLASSES, class_size};
 use crate::page;
-use crate::sync::global::{AtomicU32, Ordering};
+use crate::sync::unmodeled::{AtomicU32, Ordering};
 use crate::sys;
 use core::ptr;
 
@@ -226,7 +226,7 @@ mod slot {
     //! The thread cache in std's `thread_local!` (const-initialised, no `Drop`: it never
     //! allocates and stays usable during thread exit).
     use super::{ThreadCache, UNUSED_CACHE};
-    use crate::sync::global::UnsafeCell;
+    use crate::sync::unmodeled::UnsafeCell;
 
     std::thread_local! {
         static CACHE: UnsafeCell<ThreadCache> = const { UnsafeCell::new(UNUSED_CACHE) };

@@ -51,9 +51,17 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 /// Locks a `std` mutex that is never held across a loom scheduling point (bookkeeping only).
-pub(crate) fn lock_std<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    match m.lock() {
-        Ok(g) => g,
-        Err(poisoned) => poisoned.into_inner(),
+/// What loom never models: locks whose holders never race a modeled atomic (bookkeeping
+/// taken with no other lock held). Always `std`'s types, under loom too.
+pub(crate) mod unmodeled {
+    pub(crate) use std::sync::{Mutex, MutexGuard};
+
+    /// Locks `m`; a poisoned lock is taken anyway (its data stays consistent: no holder
+    /// panics between two writes that must go together).
+    pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+        match m.lock() {
+            Ok(g) => g,
+            Err(poisoned) => poisoned.into_inner(),
+        }
     }
 }

@@ -37,18 +37,23 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     }
 }
 
-/// One step of a spin-wait (loom needs an explicit yield to explore the other thread).
+/// Backs off while another thread holds something this one needs. `spins` counts the
+/// rounds so far (start it at 0): the first 6 rounds spin 1, 2, 4 .. 32 hints, later rounds
+/// yield to the scheduler. Under loom every round yields, so the model can switch threads.
 #[inline]
-pub(crate) fn spin_wait(round: u32) {
+pub(crate) fn spin_wait(spins: &mut u32) {
     #[cfg(loom)]
     {
-        let _ = round;
+        let _ = spins;
         loom::thread::yield_now();
     }
     #[cfg(not(loom))]
     {
-        if round < 64 {
-            core::hint::spin_loop();
+        if *spins < 6 {
+            for _ in 0..(1u32 << *spins) {
+                core::hint::spin_loop();
+            }
+            *spins += 1;
         } else {
             std::thread::yield_now();
         }

@@ -12,7 +12,7 @@
 use super::state::ArenaState;
 use crate::huge;
 use crate::page::{self, PAGE_SIZE, Page, SegmentHeader};
-use crate::sync::global::{AtomicUsize, Ordering};
+use crate::sync::unmodeled::{AtomicUsize, Ordering};
 use crate::sys;
 use core::ptr;
 

@@ -31,7 +31,7 @@ use super::free_pages::{arenas_used, note_arena_used, pick, take_free_page};
 use super::state::{ARENAS, ArenaState, arena};
 use super::upkeep::{drain_remote, list_insert, look_idle, take_returned};
 use crate::page::{self, Page};
-use crate::sync::global::{AtomicUsize, Ordering};
+use crate::sync::unmodeled::{AtomicUsize, Ordering};
 use core::ptr;
 
 /// Resident free (unformatted) pages that an arena which is handing out blocks keeps when

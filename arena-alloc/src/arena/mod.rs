@@ -22,7 +22,7 @@ use crate::class::{NUM_CLASSES, class_for, class_size};
 use crate::huge;
 use crate::page::{self, KIND_SMALL, MAGIC, PAGE_AVAILABLE, PAGE_FULL, PAGES_PER_SEGMENT, Page};
 use crate::remote;
-use crate::sync::global::Ordering;
+use crate::sync::unmodeled::Ordering;
 use core::ptr;
 
 pub use free_pages::EMPTY_SEGMENTS_KEPT;

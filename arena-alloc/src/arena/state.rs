@@ -6,7 +6,7 @@ use crate::class::NUM_CLASSES;
 use crate::config::MAX_HEAP_COUNT;
 use crate::lock::RawLock;
 use crate::page::{Page, SegmentHeader};
-use crate::sync::global::{AtomicPtr, AtomicU32, UnsafeCell};
+use crate::sync::unmodeled::{AtomicPtr, AtomicU32, UnsafeCell};
 use core::ptr;
 
 /// Lock-guarded state of one arena.

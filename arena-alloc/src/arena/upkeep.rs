@@ -8,7 +8,7 @@ use super::state::{Arena, ArenaState, arena};
 use crate::class::NUM_CLASSES;
 use crate::page::{self, PAGE_AVAILABLE, PAGE_FREE, Page};
 use crate::remote;
-use crate::sync::global::Ordering;
+use crate::sync::unmodeled::Ordering;
 use core::ptr;
 
 /// Puts every block on the thread-free lists of `arena`'s pending pages back on its page

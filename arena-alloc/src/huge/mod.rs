@@ -37,7 +37,7 @@ use crate::lock::RawLock;
 use crate::page::{
     BLOCK_FREED, BLOCK_LIVE, KIND_BURIED, KIND_HUGE, KIND_LARGE, MAGIC, SEGMENT_SIZE, SegmentHeader,
 };
-use crate::sync::global::{AtomicU32, AtomicUsize, Ordering, UnsafeCell};
+use crate::sync::unmodeled::{AtomicU32, AtomicUsize, Ordering, UnsafeCell};
 use crate::sys;
 use core::ptr;
 use extent::{LARGE_SEGMENT_BYTES, Table, UNITS, bits, unit_addr};

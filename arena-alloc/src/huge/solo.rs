@@ -23,7 +23,7 @@
 use crate::page::{
     BLOCK_FREED, BLOCK_LIVE, HUGE_HEADER, KIND_HUGE, MAGIC, NO_REGION, SEGMENT_SIZE, SegmentHeader,
 };
-use crate::sync::global::{AtomicU32, Ordering};
+use crate::sync::unmodeled::{AtomicU32, Ordering};
 use crate::sys;
 use core::ptr;
 

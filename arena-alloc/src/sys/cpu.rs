@@ -11,7 +11,7 @@
 //!    correctness: ownership is recorded in the memory.
 //! 3. A hash of the thread id.
 
-use crate::sync::global::{AtomicIsize, Ordering};
+use crate::sync::unmodeled::{AtomicIsize, Ordering};
 use core::cell::Cell;
 
 /// Calls between two `sched_getcpu` on the fallback path.

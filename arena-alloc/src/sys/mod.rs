@@ -6,7 +6,7 @@ pub(crate) mod cpu;
 
 pub(crate) use cpu::{current_cpu, current_cpu_fast};
 
-use crate::sync::global::{AtomicUsize, Ordering};
+use crate::sync::unmodeled::{AtomicUsize, Ordering};
 use core::ffi::CStr;
 use core::ptr;
 

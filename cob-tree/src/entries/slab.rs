@@ -23,8 +23,9 @@
 // are then freed only when the map drops.
 use super::tree::{DeadNode, Garbage, Root};
 use crate::pma::Guard;
-use crate::sync::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering, lock_std};
-use std::sync::{Arc, Mutex, OnceLock};
+use crate::sync::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
+use crate::sync::unmodeled;
+use std::sync::{Arc, OnceLock};
 
 /// Cells in the first chunk; chunk `c` has `FIRST_CHUNK << c`.
 pub const FIRST_CHUNK: usize = 16;
@@ -309,7 +310,7 @@ impl<T> Chunked<T> {
 /// Numbers handed out once each: fresh ones from a count, returned ones from a list.
 struct Numbers<T> {
     /// Returned items, reused first.
-    free: Mutex<Vec<T>>,
+    free: unmodeled::Mutex<Vec<T>>,
     /// How many `free` holds, written under its lock: while it reads 0, `take` counts a
     /// fresh number without locking (a stale 0 only costs a fresh number).
     free_len: AtomicUsize,
@@ -326,7 +327,7 @@ enum Got<T> {
 impl<T> Numbers<T> {
     fn new() -> Self {
         Numbers {
-            free: Mutex::new(Vec::new()),
+            free: unmodeled::Mutex::new(Vec::new()),
             free_len: AtomicUsize::new(0),
             next: AtomicU64::new(0),
         }
@@ -338,7 +339,7 @@ impl<T> Numbers<T> {
     #[cfg_attr(not(debug_assertions), inline(always))]
     fn take(&self) -> Got<T> {
         if self.free_len.load(Ordering::Relaxed) != 0 {
-            let mut f = lock_std(&self.free);
+            let mut f = unmodeled::lock(&self.free);
             let t = f.pop();
             self.free_len.store(f.len(), Ordering::Relaxed);
             if let Some(t) = t {
@@ -349,7 +350,7 @@ impl<T> Numbers<T> {
     }
 
     fn give_all(&self, ts: impl IntoIterator<Item = T>) {
-        let mut f = lock_std(&self.free);
+        let mut f = unmodeled::lock(&self.free);
         f.extend(ts);
         self.free_len.store(f.len(), Ordering::Relaxed);
     }
@@ -572,7 +573,7 @@ impl<K, V> Drop for Slab<K, V> {
     fn drop(&mut self) {
         // The waiting nodes (the live ones are dropped by the core's owner, which knows
         // their cells): their cells' chunks are freed after this body.
-        let b = core::mem::take(&mut *lock_std(&self.limbo.bags));
+        let b = core::mem::take(&mut *unmodeled::lock(&self.limbo.bags));
         drop(b);
     }
 }
@@ -586,7 +587,7 @@ impl<K, V> Drop for Slab<K, V> {
 /// drop on a thread that uses the map (a map of non-`Send` types never has a key or value
 /// dropped on another thread), and the map's drop drops every node still waiting.
 struct Limbo<K, V> {
-    bags: Mutex<Bags<K, V>>,
+    bags: unmodeled::Mutex<Bags<K, V>>,
 }
 
 /// Retired items: the open bag, the sealed ones with their flags, and when to scan.
@@ -657,13 +658,13 @@ const LIMBO_SCAN: usize = 256;
 impl<K, V> Limbo<K, V> {
     fn new() -> Self {
         Limbo {
-            bags: Mutex::new(Bags::default()),
+            bags: unmodeled::Mutex::new(Bags::default()),
         }
     }
 
     /// Queues `items`; the items no reader can hold any more, if this retire scanned.
     fn retire(&self, items: impl Iterator<Item = Item<K, V>>) -> Option<Vec<Item<K, V>>> {
-        let mut b = lock_std(&self.bags);
+        let mut b = unmodeled::lock(&self.bags);
         if b.open.capacity() == 0 {
             b.open.reserve(BAG + 4);
         }
@@ -697,7 +698,7 @@ impl<K, V> Limbo<K, V> {
 
     /// Bytes of the waiting tree nodes.
     fn bytes(&self) -> usize {
-        let b = lock_std(&self.bags);
+        let b = unmodeled::lock(&self.bags);
         let node = |i: &Item<K, V>| match i {
             Item::Node(d) => d.0.as_ref().map_or(0, DeadNode::bytes),
             Item::Cell(_) => 0,

@@ -20,7 +20,8 @@
 //! rejects) every retired array is kept until the root drops, which is trivially safe.
 
 use super::Pma;
-use crate::sync::{AtomicBool, AtomicPtr, Ordering, lock_std};
+use crate::sync::{AtomicBool, AtomicPtr, Ordering};
+use crate::sync::unmodeled;
 use std::sync::Arc;
 
 /// Arrays (leaf lines, not counting the index) of at most this many bytes are *kept*: a
@@ -109,7 +110,7 @@ pub(crate) struct Root<K, V> {
     /// goes from true to false, just before the first array that is not kept is published.
     pinless: AtomicBool,
     /// Retired arrays freed only at drop: the kept ones (and under loom/Miri all).
-    kept: std::sync::Mutex<Vec<Arc<Pma<K, V>>>>,
+    kept: unmodeled::Mutex<Vec<Arc<Pma<K, V>>>>,
 }
 
 impl<K: 'static, V: 'static> Root<K, V> {
@@ -118,7 +119,7 @@ impl<K: 'static, V: 'static> Root<K, V> {
         Root {
             ptr: AtomicPtr::new(Arc::into_raw(Arc::new(pma)).cast_mut()),
             pinless: AtomicBool::new(pinless),
-            kept: std::sync::Mutex::new(Vec::new()),
+            kept: unmodeled::Mutex::new(Vec::new()),
         }
     }
 
@@ -205,7 +206,7 @@ impl<K: 'static, V: 'static> Root<K, V> {
         let old = unsafe { Arc::from_raw(old) };
         if pinless || cfg!(any(loom, miri)) {
             // Published while pinless: readers may hold it unpinned. Freed at drop.
-            lock_std(&self.kept).push(old);
+            unmodeled::lock(&self.kept).push(old);
             return false;
         }
         #[cfg(not(any(loom, miri)))]
@@ -240,7 +241,7 @@ impl<K: 'static, V: 'static> Root<K, V> {
     /// Bytes this root holds on the heap: its current and kept arrays (an array an iterator
     /// still holds, or one waiting for the collector, is not counted).
     pub(crate) fn heap_bytes(&self, guard: &Guard) -> usize {
-        let kept = lock_std(&self.kept);
+        let kept = unmodeled::lock(&self.kept);
         let arc = core::mem::size_of::<Pma<K, V>>() + 2 * core::mem::size_of::<usize>();
         let arrays = core::iter::once(self.load(guard)).chain(kept.iter().map(|a| &**a));
         arrays.map(|p| p.heap_bytes() + arc).sum::<usize>()

@@ -210,8 +210,7 @@ impl<'h> Dict<'h> {
                     return r;
                 }
             }
-            spin_wait(round);
-            round = round.saturating_add(1);
+            spin_wait(&mut round);
         }
     }
 

@@ -198,8 +198,7 @@ impl<'h> WeakMap<'h> {
             .compare_exchange_weak(0, 1, Ordering::Acquire, Ordering::Relaxed)
             .is_err()
         {
-            spin_wait(round);
-            round = round.saturating_add(1);
+            spin_wait(&mut round);
         }
         MapGuard(c)
     }

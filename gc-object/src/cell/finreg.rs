@@ -211,8 +211,7 @@ impl<'h> FinalizationRegistry<'h> {
             .compare_exchange_weak(0, 1, Ordering::Acquire, Ordering::Relaxed)
             .is_err()
         {
-            spin_wait(round);
-            round = round.saturating_add(1);
+            spin_wait(&mut round);
         }
         Guard(c)
     }
