@@ -1,7 +1,7 @@
 //! The memlayout benchmark runner as a library: the CLI ([`cli`]), the measurement core
 //! ([`measure`]), the counting allocator behind the memory instrument ([`counting`]),
-//! the report writer ([`report`]), the benchmark groups ([`groups`]) and the scaling
-//! sweeps ([`scaling`]).
+//! the report writer ([`report`], which links each group to its crate's tutorial:
+//! [`tutorial`]), the benchmark groups ([`groups`]) and the scaling sweeps ([`scaling`]).
 //!
 //! The binary (`src/main.rs`) installs [`counting::CountingAlloc`] over
 //! [`groups::alloc::select::Selected`] (glibc unless `BENCH_SUITE_ALLOCATOR` names another) as its
@@ -22,3 +22,4 @@ pub mod provenance;
 pub mod report;
 pub mod scaling;
 pub mod seeds;
+pub mod tutorial;

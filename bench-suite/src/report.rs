@@ -79,9 +79,19 @@ pub fn noise_count(results: &[Measurement]) -> (usize, usize) {
 /// columns implementations; every cell with a baseline shows the ratio to it, every time
 /// its spread.
 pub fn markdown(results: &[Measurement]) -> String {
+    markdown_in(results, None)
+}
+
+/// [`markdown`] for a report written to folder `dir`: under each group's heading, the
+/// tutorial that explains it, linked relative to `dir` where `cargo doc` rendered it.
+pub fn markdown_in(results: &[Measurement], dir: Option<&Path>) -> String {
     let mut out = String::new();
     for group in first_seen(results.iter().map(|m| m.group.clone())) {
         let _ = writeln!(out, "## {group}\n");
+        let page = crate::tutorial::crate_of(&group).and_then(crate::tutorial::rendered);
+        if let Some(l) = crate::tutorial::line(&group, dir, page.as_deref()) {
+            let _ = writeln!(out, "{l}\n");
+        }
         let in_group: Vec<&Measurement> = results.iter().filter(|m| m.group == group).collect();
         let tables = first_seen(
             in_group
@@ -336,7 +346,7 @@ pub fn write(
         md.push_str(&claims);
         let _ = writeln!(md);
     }
-    md.push_str(&markdown(results));
+    md.push_str(&markdown_in(results, Some(dir)));
     std::fs::write(dir.join("report.md"), md)?;
     let json = serde_json::to_string_pretty(&Document::new(prov, results))
         .map_err(std::io::Error::other)?;
@@ -365,6 +375,21 @@ mod tests {
             ops: None,
             goal: None,
         }
+    }
+
+    #[test]
+    fn each_crate_group_names_its_tutorial() {
+        let mut t = m("CobTree", 8, 10.0, None);
+        t.group = "tree".into();
+        let md = markdown(&[t, m("A", 8, 1.0, None)]);
+        let tree = md.find("## tree").unwrap();
+        let g = md.find("## g").unwrap();
+        let line = md[tree..g].lines().nth(2).unwrap();
+        assert!(line.contains("`cob_tree::_tutorial`"), "{md}");
+        assert!(
+            !md[g..].contains("_tutorial"),
+            "a group of no crate has none: {md}"
+        );
     }
 
     #[test]
