@@ -498,10 +498,10 @@ impl<'h> Mutator<'h> {
         let shape = lit.shape(shared, self.heap_id)?;
         self.check_values(values)?;
         self.check_proto(proto)?;
-        // (The literal's shape has one slot per property; testing the shape's count lets
-        // the compiler merge this test with the one in `alloc_object`.)
-        if shape.slot_count() as usize <= cell::INLINE_SLOTS {
-            return gc::alloc_object(shared, &self.cache, shape, proto, 0, values);
+        // (The literal's shape has one slot per property.)
+        if lit.len() <= cell::INLINE_SLOTS {
+            let used = lit.len() as u32;
+            return gc::alloc_object_with(shared, &self.cache, shape, used, proto, 0, values);
         }
         self.literal_external(shape, proto, values)
     }

@@ -31,7 +31,9 @@ pub use heap::{Heap, HeapStats, Mutator};
 pub use key::{
     Key, MAX_ARRAY_INDEX, MAX_INTERNED_BYTES, MAX_INTERNED_NAMES, PropertyKey, SYMBOL_BIT,
 };
-pub use object::{DENSE_ALWAYS, DENSE_SPREAD, Property, PropertyCache};
+pub use object::{
+    CACHE_SHAPES, DENSE_ALWAYS, DENSE_SPREAD, MEGAMORPHIC_ENTRIES, Property, PropertyCache,
+};
 pub use slab::{
     CHUNK_BYTES, CHUNK_POOL_CHUNKS, LARGEST_CLASS, RawAlloc, SIZE_CLASSES, SystemAlloc, class_of,
 };

@@ -25,7 +25,9 @@ pub(crate) use loom::sync::{Mutex, MutexGuard};
 /// published through the modeled shape pointer or a std mutex, and the heap's allocation
 /// meters (statistics the pacing of collections reads; nothing is published through them).
 pub(crate) mod unmodeled {
-    pub(crate) use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+    pub(crate) use core::sync::atomic::{
+        AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering,
+    };
 }
 
 /// Locks a mutex, ignoring poisoning: every critical section of this crate leaves its data

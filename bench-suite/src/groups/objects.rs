@@ -21,13 +21,14 @@ use crate::seeds::AbClaim;
 use super::group::Group;
 
 mod props;
+mod shape_patterns;
 mod strings;
 mod weak;
 
 /// The group.
 pub const GROUP: Group = Group {
     name: "objects",
-    about: "gc-object: object churn (independent / shared / cold heaps, peers) per lane count; property-count sweep; property access against HashMap, Vec and boa_gc objects",
+    about: "gc-object: object churn (independent / shared / cold heaps, peers) per lane count; property-count sweep; property access against HashMap, Vec and boa_gc objects; object patterns (same keys, distinct key, JSON-shaped, delete-heavy, key orders) by size against HashMap<String, Value>",
     run,
     claims: &[],
     ab_claims: AB_CLAIMS,
@@ -550,6 +551,7 @@ fn run(ctx: &mut Ctx<'_>) -> BenchResult {
     }
     properties(ctx)?;
     props::run(ctx)?;
+    shape_patterns::run(ctx)?;
     weak::run(ctx)?;
     strings::run(ctx)?;
     churn_single(ctx)?;

@@ -28,9 +28,26 @@ pub(crate) fn alloc_object<'h>(
     tags: u16,
     values: &[Value<'h>],
 ) -> Result<Obj<'h>, Error> {
+    alloc_object_with(heap, cache, shape, shape.slot_count(), proto, tags, values)
+}
+
+/// [`alloc_object`] with the shape's slot count at hand (a literal's: a count the
+/// compiler sees, where a shape's count is an atomic since a private shape may grow).
+#[inline(always)]
+pub(crate) fn alloc_object_with<'h>(
+    heap: &'h HeapShared,
+    cache: &LocalCache,
+    shape: &'h Shape,
+    used: u32,
+    proto: Option<Obj<'h>>,
+    tags: u16,
+    values: &[Value<'h>],
+) -> Result<Obj<'h>, Error> {
+    let used = used as usize;
     // Callers pass a shape that fits the inline slots and at most that many values.
-    debug_assert!(values.len() <= shape.slot_count() as usize);
-    if shape.slot_count() as usize > super::INLINE_SLOTS || values.len() > super::INLINE_SLOTS {
+    debug_assert_eq!(used, shape.slot_count() as usize);
+    debug_assert!(values.len() <= used);
+    if used > super::INLINE_SLOTS || values.len() > super::INLINE_SLOTS {
         return Err(Error::TooManyValues);
     }
     let p = heap
@@ -38,8 +55,9 @@ pub(crate) fn alloc_object<'h>(
         .alloc_cell(cache, OBJECT_CLASS)
         .ok_or(Error::OutOfMemory)?;
     // SAFETY: `p` is a fresh cell of the object class of this heap, owned by no one else;
-    // `shape` is from this heap's table (borrowed for 'h); the counts were checked above.
-    Ok(unsafe { init_object(p, shape, proto, tags, values) })
+    // `shape` is from this heap's table (borrowed for 'h) and has `used` slots; the counts
+    // were checked above.
+    Ok(unsafe { init_object(p, shape, used, proto, tags, values) })
 }
 
 /// The collector's reusable mark stack (kept in the heap so steady collections do not

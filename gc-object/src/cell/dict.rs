@@ -38,6 +38,8 @@ use crate::sync::{AtomicU32, AtomicU64, Ordering, UnsafeCell, spin_wait};
 pub(crate) const TOMB: u32 = u32::MAX;
 /// Entries of a new dictionary (2 under loom, so compaction happens in few steps).
 pub(crate) const DICT_MIN_CAP: u32 = if cfg!(loom) { 2 } else { 8 };
+/// Index words per entry (a power of two, at least 2: at most half the index is in use).
+const INDEX_PER_ENTRY: u32 = 2;
 
 pub(super) const BLOCK_DICT: u8 = 5;
 
@@ -64,7 +66,7 @@ const _: () = assert!(ENTRY == 16 && core::mem::align_of::<DictEntry>() <= BLOCK
 fn dict_bytes(cap: u32) -> Option<usize> {
     let cap = cap as usize;
     let entries = cap.checked_mul(ENTRY)?;
-    let index = cap.checked_mul(2 * core::mem::size_of::<AtomicU32>())?;
+    let index = cap.checked_mul(INDEX_PER_ENTRY as usize * core::mem::size_of::<AtomicU32>())?;
     DICT_HEAD.checked_add(entries)?.checked_add(index)
 }
 
@@ -75,8 +77,9 @@ fn hash(key: u32) -> u32 {
 
 /// Allocates an empty dictionary of `cap` entries (a power of two).
 pub(super) fn alloc_dict(raw: &dyn slab::RawAlloc, cap: u32) -> Result<Dict<'static>, Error> {
-    debug_assert!(cap.is_power_of_two() && cap >= DICT_MIN_CAP);
-    let ilen = cap.checked_mul(2).ok_or(Error::OutOfMemory)?;
+    // (A power of two: probes mask positions into range with `cap - 1`.)
+    assert!(cap.is_power_of_two() && cap >= DICT_MIN_CAP);
+    let ilen = cap.checked_mul(INDEX_PER_ENTRY).ok_or(Error::OutOfMemory)?;
     let bytes = dict_bytes(cap).ok_or(Error::OutOfMemory)?;
     let layout = Layout::from_size_align(bytes, BLOCK_ALIGN).map_err(|_| Error::OutOfMemory)?;
     let p = raw
@@ -171,7 +174,7 @@ impl<'h> Dict<'h> {
     }
 
     fn index(&self, i: u32) -> &'h AtomicU32 {
-        debug_assert!(i < 2 * self.cap());
+        debug_assert!(i < INDEX_PER_ENTRY * self.cap());
         // SAFETY: callers mask `i` below `2 * cap`; every index word was initialized.
         unsafe { &*self.index_ptr(i) }
     }
@@ -215,36 +218,92 @@ impl<'h> Dict<'h> {
     }
 
     /// Probes for `key`: its position and value word. Bounded and in range whatever a
-    /// concurrent compaction does (the caller validates the answer).
+    /// concurrent compaction does (the caller validates the answer). The home slot is
+    /// checked before the loop (most keys sit there).
     #[inline]
     fn probe(&self, key: u32) -> Option<(u32, Word)> {
         let cap = self.cap();
-        let mask = 2 * cap - 1;
-        let mut i = hash(key) & mask;
-        for _ in 0..=mask {
-            let e = self.index(i).load(Ordering::Acquire);
+        let mask = INDEX_PER_ENTRY * cap - 1;
+        let index = self
+            .block
+            .as_ptr()
+            .cast::<u8>()
+            .wrapping_add(DICT_HEAD + cap as usize * ENTRY)
+            .cast::<AtomicU32>();
+        // One index word: `None` if empty, else whether it names `key`'s entry. (A word
+        // read across a compaction may name any entry: masked into range, the key check
+        // and the caller's version check decide.)
+        let at = |i: u32| -> Option<Option<(u32, Word)>> {
+            // SAFETY: callers pass `i <= mask < INDEX_PER_ENTRY * cap`: an initialized index
+            // word of this block.
+            let e = unsafe { &*index.wrapping_add(i as usize) }.load(Ordering::Acquire);
             if e == 0 {
                 return None;
             }
-            let pos = e - 1;
-            if pos < cap {
-                let ent = self.entry(pos);
-                if ent.key.load(Ordering::Acquire) == key {
-                    return Some((pos, ent.value.load(Ordering::Acquire)));
-                }
-            }
+            let pos = (e - 1) & (cap - 1);
+            // SAFETY: `pos < cap` (`cap` is a power of two): an initialized entry.
+            let ent = unsafe { &*self.entry_ptr(pos) };
+            Some(
+                (ent.key.load(Ordering::Acquire) == key)
+                    .then(|| (pos, ent.value.load(Ordering::Acquire))),
+            )
+        };
+        let mut i = hash(key) & mask;
+        if let Some(found) = at(i)? {
+            return Some(found);
+        }
+        for _ in 0..mask {
             i = (i + 1) & mask;
+            if let Some(found) = at(i)? {
+                return Some(found);
+            }
         }
         None
     }
 
-    /// The value of `key` and its position (lock-free).
+    /// The value of `key` and its position (lock-free): one probe between two reads of
+    /// the version, and the retry loop out of line.
     #[inline]
     pub(crate) fn get(&self, key: u32) -> Option<(u32, Value<'h>)> {
-        let r = self.consistent(|| self.probe(key));
+        let version = &self.h().version;
+        let v1 = version.load(Ordering::Acquire);
+        let first = if v1 & 1 == 0 {
+            let r = self.probe(key);
+            (version.load(Ordering::Acquire) == v1).then_some(r)
+        } else {
+            None
+        };
+        let r = match first {
+            Some(r) => r,
+            None => self.get_retry(key),
+        };
         // SAFETY: dictionary values are values of this object's heap, traced while their
         // entry is live; the snapshot was consistent.
         r.map(|(pos, w)| (pos, unsafe { Value::from_word(w) }))
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn get_retry(&self, key: u32) -> Option<(u32, Word)> {
+        self.consistent(|| self.probe(key))
+    }
+
+    /// The value of `key` if one probe between two reads of the version finds it: `None`
+    /// when it is absent *or* a compaction overlapped (then the caller's slow path asks
+    /// [`Dict::get`]). No retry loop, so a leaf with nothing to save.
+    #[inline]
+    pub(crate) fn get_fast(&self, key: u32) -> Option<Value<'h>> {
+        let version = &self.h().version;
+        let v1 = version.load(Ordering::Acquire);
+        if v1 & 1 != 0 {
+            return None;
+        }
+        let (_, w) = self.probe(key)?;
+        if version.load(Ordering::Acquire) != v1 {
+            return None;
+        }
+        // SAFETY: as in `get`.
+        Some(unsafe { Value::from_word(w) })
     }
 
     /// Live keys in insertion order (lock-free, one consistent snapshot).
@@ -316,7 +375,7 @@ impl<'h> Dict<'h> {
     }
 
     fn link(&self, key: u32, pos: u32) {
-        let mask = 2 * self.cap() - 1;
+        let mask = INDEX_PER_ENTRY * self.cap() - 1;
         let mut i = hash(key) & mask;
         // At most `cap` of the `2 * cap` index words are ever in use: this ends.
         while self.index(i).load(Ordering::Relaxed) != 0 {
@@ -363,7 +422,7 @@ impl<'h> Dict<'h> {
             }
             to += 1;
         }
-        for i in 0..2 * self.cap() {
+        for i in 0..INDEX_PER_ENTRY * self.cap() {
             self.index(i).store(0, Ordering::Release);
         }
         for p in 0..to {

@@ -12,6 +12,7 @@ use super::shared::HeapShared;
 use super::side::{ColdState, Elements, StorageState, block_items};
 use super::txn::Locked;
 use super::{AtomicWord, Shape, Value, Word};
+use crate::key::Key;
 use crate::slab::{self, SIZE_CLASSES, class_of};
 use crate::sync::{AtomicPtr, AtomicU8, Ordering, spin_wait};
 
@@ -298,6 +299,22 @@ impl<'h> Obj<'h> {
         unsafe { Value::from_word(w) }
     }
 
+    /// The value of the own named property `k` of an object in shape mode without side
+    /// flags (the caller read `side == 0`): a scan of its shape's keys, then one load (an
+    /// inline slot without a bounds test when every slot of the shape is inline).
+    #[inline(always)]
+    pub(crate) fn shape_get(self, k: Key) -> Option<Value<'h>> {
+        let shape = self.shape();
+        let keys = shape.keys();
+        if keys.len() <= INLINE_SLOTS {
+            let i = super::shape::find_key_16(keys, k.id())?;
+            // `i < keys.len() <= INLINE_SLOTS`: an inline slot (the test is for the compiler).
+            return Some(self.inline_slot(InlineSlot::new(i)?));
+        }
+        let slot = shape.lookup_past_inline(keys, k)?;
+        Some(self.slot(slot))
+    }
+
     /// The cold state snapshot.
     #[inline]
     pub(crate) fn cold(self) -> Option<&'h ColdState> {
@@ -321,6 +338,30 @@ impl<'h> Obj<'h> {
         let b = NonNull::new(s.names.load(Ordering::Acquire))?;
         // SAFETY: a published dictionary stays alive while the heap is borrowed.
         Some(unsafe { Dict::from_block(b) })
+    }
+
+    /// The named-property dictionary of an object whose `side` byte the caller read
+    /// (acquire, through [`Obj::side`]) with [`SIDE_DICT`] set: the dictionary is published
+    /// before that flag and stays until the object is finalized, so it needs no checks.
+    #[inline]
+    pub(crate) fn names_seen_dict(self) -> Dict<'h> {
+        debug_assert!(self.names().is_some());
+        #[cfg(not(feature = "wide-object"))]
+        let s = {
+            let p = self.c().storage.load(Ordering::Acquire);
+            // SAFETY: `SIDE_DICT` is set (`Locked::enter_dictionary`) only after a commit
+            // that installed the storage state and published the dictionary; the caller's
+            // acquire load of `side` saw the flag, so it sees both; neither goes before the
+            // object is finalized.
+            unsafe { &*p }
+        };
+        #[cfg(feature = "wide-object")]
+        let s = &self.c().storage;
+        let b = s.names.load(Ordering::Acquire);
+        // SAFETY: as above: published, so non-null.
+        let b = unsafe { NonNull::new_unchecked(b) };
+        // SAFETY: as above: a published dictionary, alive while the heap is borrowed.
+        unsafe { Dict::from_block(b) }
     }
 
     /// The sparse elements.
@@ -368,12 +409,13 @@ impl<'h> Obj<'h> {
 ///
 /// # Safety
 /// `cell` is a fresh, exclusively owned cell of `OBJECT_CLASS_BYTES` bytes of a heap
-/// borrowed for `'h`; `shape` belongs to that heap and has `slot_count() <= INLINE_SLOTS`;
-/// `values.len() <= shape.slot_count()`.
+/// borrowed for `'h`; `shape` belongs to that heap and `used` is its `slot_count()`, at
+/// most `INLINE_SLOTS`; `values.len() <= used`.
 #[inline]
 pub(crate) unsafe fn init_object<'h>(
     cell: NonNull<u8>,
     shape: &'h Shape,
+    used: usize,
     proto: Option<Obj<'h>>,
     tags: u16,
     values: &[Value<'h>],
@@ -440,7 +482,7 @@ pub(crate) unsafe fn init_object<'h>(
     let used = if cfg!(loom) {
         INLINE_SLOTS
     } else {
-        (shape.slot_count() as usize).min(INLINE_SLOTS)
+        used.min(INLINE_SLOTS)
     };
     for i in n..used {
         // SAFETY: as above; `i < INLINE_SLOTS`.

@@ -15,7 +15,8 @@ pub struct Literal {
     len: usize,
 }
 
-// SAFETY: a shape is immutable (its transition list is behind a mutex).
+// SAFETY: a literal's shape is pinned and shared, so it never changes (its table is behind
+// a lock).
 unsafe impl Send for Literal {}
 // SAFETY: as for `Send`.
 unsafe impl Sync for Literal {}

@@ -5,12 +5,12 @@ mod array;
 mod cache;
 
 pub use array::{DENSE_ALWAYS, DENSE_SPREAD};
-pub use cache::PropertyCache;
+pub use cache::{CACHE_SHAPES, MEGAMORPHIC_ENTRIES, PropertyCache};
 
 use crate::cell::host::{HostBox, HostRef};
 use crate::cell::{
-    ColdDraft, Locked, NativeFn, Obj, PropEntry, SIDE_DICT, SIDE_ENTRIES, SIDE_RESTRICTED,
-    TAG_FUNCTION, Value,
+    ColdDraft, INLINE_SLOTS, Locked, NativeFn, Obj, PropEntry, SIDE_DICT, SIDE_ENTRIES,
+    SIDE_RESTRICTED, TAG_FUNCTION, Value,
 };
 
 use crate::error::Error;
@@ -294,14 +294,22 @@ impl<'h> Obj<'h> {
     #[inline(always)]
     pub fn get(self, key: impl Into<PropertyKey>) -> Result<Value<'h>, Error> {
         let key = key.into();
-        // Fast path: an own named data property of an object without side flags (not
-        // restricted, no attribute or accessor entries) is a shape lookup and one load.
-        // (Dictionary mode has its own fast path at the start of `get_slow`.)
-        if let PropertyKey::Name(k) = key
-            && self.side() == 0
-            && let Some(slot) = self.shape().lookup(k)
-        {
-            return Ok(self.slot(slot));
+        // Fast paths: an own named data property of an object without side flags (not
+        // restricted, no attribute or accessor entries) is a shape lookup and one load; in
+        // dictionary mode without other flags, one probe of its dictionary (the flag is
+        // published after the dictionary, which holds every named property from then on;
+        // an absent key, or a compaction in the way, takes the slow path).
+        if let PropertyKey::Name(k) = key {
+            let side = self.side();
+            if side == 0 {
+                if let Some(v) = self.shape_get(k) {
+                    return Ok(v);
+                }
+            } else if side == SIDE_DICT
+                && let Some(v) = self.names_seen_dict().get_fast(k.id())
+            {
+                return Ok(v);
+            }
         }
         self.get_slow(key)
     }
@@ -320,8 +328,7 @@ impl<'h> Obj<'h> {
         key: PropertyKey,
         call: &mut Caller<'_, 'h>,
     ) -> Result<Value<'h>, Error> {
-        // Dictionary mode and no other flag: a dictionary probe (the flag is published
-        // after the dictionary, which holds every named property from then on).
+        // Dictionary mode and no other flag: a dictionary probe.
         if let PropertyKey::Name(k) = key
             && self.side() == SIDE_DICT
             && let Some(d) = self.names()
@@ -870,47 +877,53 @@ fn add_named<'h>(
 ) -> Result<(), Error> {
     let o = g.obj();
     let heap = o.heap();
+    if entry.is_none() && !o.is_dictionary() {
+        // The common add: the next shape, the slot inline, no side state to change.
+        let from = o.shape();
+        let slot = from.slot_count();
+        if (slot as usize) < INLINE_SLOTS && from.can_add() {
+            let next = heap.shapes.add(from, k, || g.store_slot(slot, value));
+            if !core::ptr::eq(next, from) {
+                g.set_shape(next);
+            }
+            return Ok(());
+        }
+    }
     let mut t = g.txn(heap.raw());
-    let next = if o.is_dictionary() {
+    let shape_mode = if o.is_dictionary() {
         t.dict_room(false)?;
-        None
-    } else if let Some(next) = heap.shapes.with_added(
-        // With an attribute entry the object's shape stops being plain (`add_side_flags`
-        // below), so the new shape is the one after `k` on the not-plain side.
-        if entry.is_some() {
-            heap.shapes.not_plain(o.shape())
-        } else {
-            o.shape()
-        },
-        k,
-    ) {
-        t.slots(next.slot_count())?;
-        Some(next)
+        false
+    } else if o.shape().can_add() {
+        t.slots(o.shape().slot_count() + 1)?;
+        true
     } else {
         t.prepare_dictionary()?;
-        None
+        false
     };
     if let Some(d) = entry {
         t.cold(d)?;
     }
     t.commit()?;
     if entry.is_some() {
+        // The object's shape stops being plain (its not-plain twin), so the add below
+        // follows the not-plain side.
         g.add_side_flags(SIDE_ENTRIES);
     }
-    match next {
-        Some(next) => {
-            // The value first, then the shape (release): a reader that sees the key sees it.
-            g.store_slot(next.slot_count() - 1, value);
+    if shape_mode {
+        // The value first, then the shape (release): a reader that sees the key sees it.
+        let from = o.shape();
+        let slot = from.slot_count();
+        let next = heap.shapes.add(from, k, || g.store_slot(slot, value));
+        if !core::ptr::eq(next, from) {
             g.set_shape(next);
         }
-        None => {
-            if !o.is_dictionary() {
-                g.enter_dictionary(heap.shapes.dict());
-            }
-            o.names()
-                .expect("dictionary mode")
-                .append_locked(k.id(), value);
+    } else {
+        if !o.is_dictionary() {
+            g.enter_dictionary(heap.shapes.dict());
         }
+        o.names()
+            .expect("dictionary mode")
+            .append_locked(k.id(), value);
     }
     Ok(())
 }
