@@ -46,8 +46,9 @@ int main(int argc, char **argv) {
         else if (!strncmp(how, "flushed", 7)) malloc_trim(0);
         free(p);
     } else if (!strcmp(c, "unmapped-double")) {
-        /* 8,000 blocks of 8 KiB fill 16 small segments; freed, all but a few are unmapped
-           (the middle one among them), and the second free reads what is left of it */
+        /* 8,000 blocks of 8 KiB fill 16 small segments; freed and trimmed, all but a few
+           are unmapped (the middle one among them), and the second free reads what is
+           left of it */
         enum { N = 8000 };
         static char *v[N];
         for (int i = 0; i < N; i++) v[i] = malloc(8192);

@@ -186,7 +186,16 @@ impl ArenaAlloc {
         };
         match class_for(size, align) {
             Some(c) => arena::alloc_small(idx, c),
-            None => huge::alloc(idx, size, align, zeroed),
+            None => {
+                let p = huge::alloc(idx, size, align, zeroed);
+                // Memory the block will touch for the first time: empty small segments
+                // kept resident are unmapped first, so that it does not add to the peak.
+                let fresh = huge::take_fresh();
+                if fresh > 0 {
+                    arena::release_empty_segments(fresh);
+                }
+                p
+            }
         }
     }
 
@@ -297,8 +306,9 @@ impl ArenaAlloc {
 }
 
 /// Returns free memory to the OS, as `malloc_trim` does: the calling thread's cached
-/// blocks go back to their arenas, then every empty page and every free span that still
-/// holds resident pages is decommitted (`MADV_DONTNEED`). `true` if any memory was
+/// blocks go back to their arenas, empty segments kept for a recent peak are unmapped,
+/// then every empty page and every free span that still holds resident pages is
+/// decommitted (`MADV_DONTNEED`). `true` if any memory was
 /// released. Other threads' caches are untouched.
 pub fn trim() -> bool {
     flush_thread_cache();

@@ -82,8 +82,8 @@ fn misuse(case: &str) {
             free(p, 20 * 1024);
         }
         // A block whose small segment was unmapped before its second free: 8,000 blocks of
-        // 8 KiB fill 16 segments; freed, all but `EMPTY_SEGMENTS_KEPT` of them are unmapped
-        // (the middle one among them: only the last holds its class's head page).
+        // 8 KiB fill 16 segments; freed and trimmed, all but one of them are unmapped (the
+        // middle one among them: only the last holds its class's head page).
         "unmapped-double" => {
             let size = 8 << 10;
             let blocks: Vec<*mut u8> = (0..8000).map(|_| alloc(size)).collect();
@@ -91,7 +91,7 @@ fn misuse(case: &str) {
             for &q in &blocks {
                 free(q, size);
             }
-            flush_thread_cache();
+            arena_alloc::trim();
             free(p, size);
         }
         "valid" => {

@@ -17,24 +17,72 @@ use crate::sys;
 use core::ptr;
 
 /// Empty small segments (no page in use) the process keeps mapped, over all arenas,
-/// before an arena that has more than one unmaps one: their resident pages are reused or
-/// lent before new memory is touched. With one per arena, mimalloc-bench's xmalloc-test
-/// (producers and consumers whose live memory swings by megabytes) mapped and unmapped
-/// about 400 segments in 3 s and faulted 350,000 times; with 4, 60 and 13,000.
+/// whatever else: their resident pages are reused or lent before new memory is touched.
+/// With one per arena, mimalloc-bench's xmalloc-test (producers and consumers whose live
+/// memory swings by megabytes) mapped and unmapped about 400 segments in 3 s and faulted
+/// 350,000 times; with 4, 60 and 13,000. Beyond them, empty segments stay while the
+/// segments in use plus the empty ones stay within the most in use at once in this window
+/// of emptied segments or the one before (a window ends after `max(its peak,
+/// EMPTY_SEGMENTS_KEPT)` segments emptied): a program that frees all its small blocks in a
+/// burst and allocates as many again (of any size class) finds its pages resident, and one
+/// that shrank for good unmaps the rest after emptying about twice its new count. With 4
+/// alone, 16,000 live blocks of 8 KiB freed and allocated again faulted every page in
+/// again: 3.3 us a block against 75 ns for 1,000. Big blocks about to touch new memory
+/// unmap empty segments first, all but one per arena (`super::release_empty_segments`).
 pub const EMPTY_SEGMENTS_KEPT: usize = 4;
 
 /// Empty small segments of all arenas.
 static EMPTY_SEGMENTS: AtomicUsize = AtomicUsize::new(0);
+/// Small segments mapped, of all arenas.
+static MAPPED_SEGMENTS: AtomicUsize = AtomicUsize::new(0);
+/// The most segments in use at once seen when one emptied, in this window and the one
+/// before (see [`EMPTY_SEGMENTS_KEPT`]); updated without a common lock, so approximate.
+static USED_PEAK: [AtomicUsize; 2] = [AtomicUsize::new(0), AtomicUsize::new(0)];
+/// Segments emptied in this window.
+static EMPTIED: AtomicUsize = AtomicUsize::new(0);
 
-/// Notes that a segment of the arena whose state is `st` has no page in use any more.
-/// Returns whether one of them should be unmapped ([`EMPTY_SEGMENTS_KEPT`]).
+/// Notes that a small segment was mapped.
+pub(super) fn segment_mapped() {
+    MAPPED_SEGMENTS.fetch_add(1, Ordering::Relaxed);
+}
+
+/// Forgets the recent peak of segments in use (`malloc_trim`).
+pub(super) fn forget_peak() {
+    USED_PEAK[0].store(0, Ordering::Relaxed);
+    USED_PEAK[1].store(0, Ordering::Relaxed);
+    EMPTIED.store(0, Ordering::Relaxed);
+}
+
+/// Empty small segments of all arenas.
+pub(super) fn empty_segments() -> usize {
+    EMPTY_SEGMENTS.load(Ordering::Relaxed)
+}
+
+/// Notes that a segment of the arena whose state is `st` has no page in use any more (or
+/// was just mapped: `fresh`). Returns whether one of them should be unmapped (see
+/// [`EMPTY_SEGMENTS_KEPT`]).
 ///
 /// # Safety
 /// The caller holds the arena lock.
-pub(super) unsafe fn segment_emptied(st: &mut ArenaState) -> bool {
+pub(super) unsafe fn segment_emptied(st: &mut ArenaState, fresh: bool) -> bool {
     st.empty_segments += 1;
     let all = EMPTY_SEGMENTS.fetch_add(1, Ordering::Relaxed) + 1;
-    st.empty_segments > 1 && all > EMPTY_SEGMENTS_KEPT
+    if fresh {
+        return false;
+    }
+    let used = MAPPED_SEGMENTS.load(Ordering::Relaxed).saturating_sub(all);
+    let peak0 = USED_PEAK[0].load(Ordering::Relaxed);
+    if EMPTIED.fetch_add(1, Ordering::Relaxed) + 1 > peak0.max(EMPTY_SEGMENTS_KEPT) {
+        EMPTIED.store(1, Ordering::Relaxed);
+        USED_PEAK[1].store(peak0, Ordering::Relaxed);
+        USED_PEAK[0].store(0, Ordering::Relaxed);
+    }
+    // In use before this one emptied.
+    USED_PEAK[0].fetch_max(used + 1, Ordering::Relaxed);
+    let peak = USED_PEAK[0]
+        .load(Ordering::Relaxed)
+        .max(USED_PEAK[1].load(Ordering::Relaxed));
+    st.empty_segments > 1 && all > EMPTY_SEGMENTS_KEPT.max(peak.saturating_sub(used))
 }
 
 /// Notes that an empty segment of the arena whose state is `st` has a page in use again,
@@ -182,27 +230,41 @@ pub(super) unsafe fn page_freed(st: &mut ArenaState, page: *mut Page) {
     let n = used.load(Ordering::Relaxed) - 1;
     used.store(n, Ordering::Relaxed);
     // SAFETY: the lock is held (both calls below).
-    if n == 0 && unsafe { segment_emptied(st) } {
-        // Hardened: segments stay mapped, so a late double free reads a mapped header.
-        if !crate::config::hardened() {
-            for p in page::pages_of(seg) {
-                // SAFETY: the lock is held; every page of an empty segment is free, so in
-                // the free list.
-                unsafe { page::list_remove(&mut st.free_pages, p) };
-                // SAFETY: as above.
-                if unsafe { (*p).dirty } != 0 {
-                    st.dirty_free -= 1;
-                }
-            }
-            // SAFETY: the lock is held.
-            unsafe { segment_no_longer_empty(st) };
-            // SAFETY: the lock is held; `seg` is in the arena's segment list.
-            unsafe { unlink_segment(st, seg) };
-            // SAFETY: no page of the segment is in use or listed any more, and nothing
-            // refers to the segment: it is unmapped but its header page.
-            unsafe { huge::bury_segment(seg) };
+    if n == 0 && unsafe { segment_emptied(st, false) } {
+        // SAFETY: the lock is held; the segment is this arena's and empty.
+        unsafe { unmap_empty_segment(st, seg) };
+    }
+}
+
+/// Unmaps empty segment `seg` of the arena whose state is `st` (but its header page, see
+/// `huge::bury_segment`); in hardened mode segments stay mapped, so that a late double
+/// free reads a mapped header. Returns whether it was unmapped.
+///
+/// # Safety
+/// The caller holds the arena lock; `seg` is one of its segments, counted empty, with no
+/// page in use.
+pub(super) unsafe fn unmap_empty_segment(st: &mut ArenaState, seg: *mut SegmentHeader) -> bool {
+    if crate::config::hardened() {
+        return false;
+    }
+    for p in page::pages_of(seg) {
+        // SAFETY: the lock is held; every page of an empty segment is free, so in the free
+        // list.
+        unsafe { page::list_remove(&mut st.free_pages, p) };
+        // SAFETY: as above.
+        if unsafe { (*p).dirty } != 0 {
+            st.dirty_free -= 1;
         }
     }
+    // SAFETY: the lock is held.
+    unsafe { segment_no_longer_empty(st) };
+    // SAFETY: the lock is held; `seg` is in the arena's segment list.
+    unsafe { unlink_segment(st, seg) };
+    MAPPED_SEGMENTS.fetch_sub(1, Ordering::Relaxed);
+    // SAFETY: no page of the segment is in use or listed any more, and nothing refers to
+    // the segment: it is unmapped but its header page.
+    unsafe { huge::bury_segment(seg) };
+    true
 }
 
 /// Removes `seg` from the arena's segment list.

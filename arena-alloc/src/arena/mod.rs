@@ -20,7 +20,9 @@ mod upkeep;
 
 use crate::class::{NUM_CLASSES, class_for, class_size};
 use crate::huge;
-use crate::page::{self, KIND_SMALL, MAGIC, PAGE_AVAILABLE, PAGE_FULL, PAGES_PER_SEGMENT, Page};
+use crate::page::{
+    self, KIND_SMALL, MAGIC, PAGE_AVAILABLE, PAGE_FULL, PAGES_PER_SEGMENT, Page, SEGMENT_SIZE,
+};
 use crate::remote;
 use crate::sync::unmodeled::Ordering;
 use core::ptr;
@@ -263,10 +265,9 @@ unsafe fn fresh_page(st: &mut ArenaState, class: usize, idx: usize) -> *mut Page
                 // SAFETY: the lock is held; the fresh pages are in no list.
                 unsafe { page::list_push(&mut st.free_pages, p) };
             }
-            // No other segment of the arena is empty here (it has no free page), so the
-            // answer is no.
+            free_pages::segment_mapped();
             // SAFETY: the lock is held; the fresh segment has no page in use yet.
-            let _ = unsafe { free_pages::segment_emptied(st) };
+            let _ = unsafe { free_pages::segment_emptied(st, true) };
         }
         // SAFETY: the lock is held; the free list is not empty.
         page = unsafe { free_pages::pick(st.free_pages, class) };
@@ -552,7 +553,12 @@ pub(crate) fn trim() -> bool {
         unsafe { upkeep::retire_empty(st) };
         a.lock.unlock();
     }
-    let mut released = false;
+    // Empty segments kept for a recent peak are unmapped (what was freed before is given
+    // back now: the peak no longer speaks for it).
+    free_pages::forget_peak();
+    let before = free_pages::empty_segments();
+    release_empty_segments(usize::MAX);
+    let mut released = free_pages::empty_segments() < before;
     for a in &ARENAS {
         let st = a.acquire();
         // SAFETY: the lock is held.
@@ -562,6 +568,39 @@ pub(crate) fn trim() -> bool {
         a.lock.unlock();
     }
     huge::trim() | released
+}
+
+/// Unmaps empty small segments, all but one per arena, until `bytes` are given back (or
+/// none is left): big blocks call it when they are about to touch memory
+/// the process has not touched, so that what small blocks freed serves them (through the
+/// OS) instead of adding to the peak. Walks the segment lists of the arenas in use, only
+/// when such segments exist.
+pub(crate) fn release_empty_segments(bytes: usize) {
+    let mut done = 0;
+    let arenas = free_pages::arenas_used();
+    for idx in 0..arenas {
+        // One empty segment per arena stays: with no more than that in all, there is
+        // likely nothing to do (no walk; a rare leftover waits for the next call).
+        if done >= bytes || free_pages::empty_segments() <= arenas {
+            return;
+        }
+        let a = arena(idx);
+        let st = a.acquire();
+        let mut seg = st.segments;
+        while !seg.is_null() && done < bytes && st.empty_segments > 1 {
+            // SAFETY: the lock is held; listed segments are live and their `next` is
+            // guarded by it.
+            let next = unsafe { (*seg).next };
+            // SAFETY: as above; `used_pages` changes only under this lock.
+            let used = unsafe { page::used_pages(seg) }.load(Ordering::Relaxed);
+            // SAFETY: the lock is held; the segment is this arena's, empty and counted so.
+            if used == 0 && unsafe { free_pages::unmap_empty_segment(st, seg) } {
+                done += SEGMENT_SIZE;
+            }
+            seg = next;
+        }
+        a.lock.unlock();
+    }
 }
 
 /// Owner arena and class of `p` if it is a small block that starts a block; `None` for a

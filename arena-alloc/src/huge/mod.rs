@@ -52,14 +52,19 @@ pub const RETAIN_MIN: usize = 8 << 20;
 /// glibc's heap keeps; with 1/4, mimalloc-bench's malloc-large faulted 13x more often).
 pub const RETAIN_SHARE: usize = 1;
 /// Freed blocks also stay dirty while live and free dirty bytes together stay within the
-/// highest live bytes seen at any of the last `RETAIN_PEAK_WINDOW` to
-/// `2 * RETAIN_PEAK_WINDOW` releases: a program that frees its big blocks in a burst (a
-/// thread's exit, the end of a phase) and then allocates as many again finds them
-/// resident, as in glibc's heap (whose trim threshold follows the biggest freed block).
-/// With the live bytes alone, mimalloc-bench's mstress faulted 5x as often as with glibc.
-pub const RETAIN_PEAK_WINDOW: u32 = 128;
-/// Large segments with no live block kept mapped (their free units, resident or not, serve
-/// the next blocks); one more is unmapped.
+/// highest live bytes seen in this window of releases or the one before; a window ends
+/// once the bytes released in it exceed `max(its peak, RETAIN_MIN)` (this many times):
+/// a program that frees its big blocks in a burst (a thread's exit, the end of a phase),
+/// however many, and then allocates as many again finds them resident, as in glibc's heap
+/// (whose trim threshold follows the biggest freed block); one that shrank for good gives
+/// the rest back after releasing about twice its new size. With the live bytes alone,
+/// mimalloc-bench's mstress faulted 5x as often as with glibc; with a window of 128
+/// releases, 4,096 blocks of 200 KB freed at once and allocated again faulted all in again
+/// (7.9 us a block against glibc's 3.8).
+pub const RETAIN_PEAK_WINDOW: usize = 1;
+/// Large segments with no live block kept mapped whatever the budget (their free units,
+/// resident or not, serve the next blocks); beyond them, an empty segment stays only while
+/// its resident units fit the retain budget.
 pub const LARGE_EMPTY_KEPT: usize = 2;
 /// Header pages of unmapped segments and mappings kept mapped (see the module doc).
 const TOMBSTONES: usize = 64;
@@ -75,6 +80,18 @@ static RETAIN_MIN_NOW: AtomicUsize = AtomicUsize::new(RETAIN_MIN);
 /// small page about to touch new memory takes the lock only when there is something to
 /// give back.
 static FREE_DIRTY: AtomicUsize = AtomicUsize::new(0);
+/// Bytes of memory the process never touched (or gave back) that blocks were placed on
+/// since the last [`take_fresh`].
+static FRESH: AtomicUsize = AtomicUsize::new(0);
+
+/// Bytes of untouched memory handed out since the last call (what the caller should make
+/// the OS find elsewhere: `arena::release_empty_segments`).
+pub(crate) fn take_fresh() -> usize {
+    if FRESH.load(Ordering::Relaxed) == 0 {
+        return 0;
+    }
+    FRESH.swap(0, Ordering::Relaxed)
+}
 
 /// Makes requests of at least `bytes` (above `SMALL_MAX`) map their own block; `usize::MAX`:
 /// only those above [`LARGE_MAX`].
@@ -129,11 +146,11 @@ struct HugeHeap {
     live: usize,
     direct_bytes: usize,
     direct_count: usize,
-    /// The highest `live` seen at a release in this window of [`RETAIN_PEAK_WINDOW`]
-    /// releases, and in the window before.
+    /// The highest `live` seen at a release in this window of releases (see
+    /// [`RETAIN_PEAK_WINDOW`]), and in the window before.
     peak: [usize; 2],
-    /// Releases in this window.
-    releases: u32,
+    /// Bytes released in this window.
+    released: usize,
     counters: [HugeCounters; MAX_HEAP_COUNT],
     tombs: [*mut u8; TOMBSTONES],
     next_tomb: usize,
@@ -157,7 +174,7 @@ static HEAP: HeapCell = HeapCell {
         direct_bytes: 0,
         direct_count: 0,
         peak: [0; 2],
-        releases: 0,
+        released: 0,
         counters: [HugeCounters {
             allocs: 0,
             frees: 0,
@@ -233,12 +250,14 @@ fn retain_budget(live: usize, peak: usize) -> usize {
         .max(peak.saturating_sub(live))
 }
 
-/// Records the live bytes at a release, before it (live bytes only fall at releases, so
-/// their highest value in a window is seen at one of them, or is the current one).
-fn note_release(h: &mut HugeHeap) {
-    h.releases += 1;
-    if h.releases > RETAIN_PEAK_WINDOW {
-        h.releases = 1;
+/// Records the live bytes at a release of `bytes`, before it (live bytes only fall at
+/// releases, so their highest value in a window is seen at one of them, or is the current
+/// one).
+fn note_release(h: &mut HugeHeap, bytes: usize) {
+    h.released += bytes;
+    let window = h.peak[0].max(RETAIN_MIN_NOW.load(Ordering::Relaxed)) * RETAIN_PEAK_WINDOW;
+    if h.released > window {
+        h.released = bytes;
         h.peak = [0, h.peak[0]];
     }
     h.peak[0] = h.peak[0].max(h.live);
@@ -325,6 +344,13 @@ fn reclaim_extents(h: &mut HugeHeap, bytes: usize) -> usize {
         let seg = h.table.seg(slot);
         // SAFETY: the segment is mapped while listed; its bitmaps are the lock holder's.
         let b = unsafe { &mut *bits(seg) };
+        if h.table.empty > LARGE_EMPTY_KEPT && b.used == [0; UNITS / 64] {
+            // An empty segment kept for its resident units: unmapped, it gives them back
+            // and its address space too.
+            done += usize::from(h.table.free_dirty[slot]) * LARGE_UNIT;
+            unmap_segment(h, slot);
+            continue;
+        }
         let mut found = false;
         for (s, n) in extent::free_dirty_runs(b) {
             found = true;
@@ -517,6 +543,7 @@ fn alloc_extent(idx: usize, size: usize, align: usize, zeroed: bool) -> *mut u8 
         let clean = k - at.dirty;
         if clean > 0 {
             reclaim_cache(h, clean * LARGE_UNIT);
+            FRESH.fetch_add(clean * LARGE_UNIT, Ordering::Relaxed);
         }
         Some(Placed {
             seg,
@@ -580,6 +607,7 @@ fn alloc_solo(idx: usize, size: usize, align: usize, zeroed: bool) -> *mut u8 {
     }
     // Memory never touched: free resident extent units give back as much first.
     with_heap(|h| reclaim_extents(h, need));
+    FRESH.fetch_add(need, Ordering::Relaxed);
     let mut base = sys::map_aligned(need, map_align, map_offset);
     if base.is_null() {
         with_heap(release_address_space);
@@ -639,6 +667,7 @@ fn reuse_mapping(
                 moved.cast()
             };
             with_heap(|h| reclaim_extents(h, need - len));
+            FRESH.fetch_add(need - len, Ordering::Relaxed);
             (grown, need, len)
         }
     };
@@ -739,7 +768,7 @@ unsafe fn free_extent(seg: *mut SegmentHeader, p: *mut u8, current: usize) {
         c.frees += 1;
         c.remote_frees += u64::from(owner != current);
         c.bytes -= k * LARGE_UNIT;
-        note_release(h);
+        note_release(h, k * LARGE_UNIT);
         h.live -= k * LARGE_UNIT;
         if !fits_budget(h, k * LARGE_UNIT) {
             // Decommitted first, outside the lock: the units stay used meanwhile.
@@ -777,7 +806,11 @@ fn release_units(h: &mut HugeHeap, slot: usize, i: usize, k: usize) {
     h.table.set_longest(slot, longest);
     if longest == UNITS {
         h.table.empty += 1;
-        if h.table.empty > LARGE_EMPTY_KEPT {
+        // Beyond the few kept always, an empty segment stays while its resident units fit
+        // the budget (they serve the next blocks without a fault); a clean one only costs
+        // address space, and goes.
+        if h.table.empty > LARGE_EMPTY_KEPT && (h.table.free_dirty[slot] == 0 || !fits_budget(h, 0))
+        {
             unmap_segment(h, slot);
         }
     }
@@ -812,7 +845,7 @@ unsafe fn free_mapping(seg: *mut SegmentHeader, p: *mut u8, current: usize) {
         c.frees += 1;
         c.remote_frees += u64::from(owner != current);
         c.bytes -= len - off;
-        note_release(h);
+        note_release(h, len);
         h.live -= len;
         h.direct_bytes -= len;
         h.direct_count -= 1;
@@ -984,7 +1017,7 @@ pub(crate) fn trim() -> bool {
     with_heap(|h| {
         // What was freed before is released now: the peak it held no longer speaks for it.
         h.peak = [0; 2];
-        h.releases = 0;
+        h.released = 0;
         let mut released = reclaim_cache(h, usize::MAX) > 0;
         released |= reclaim_extents(h, usize::MAX) > 0;
         let before = h.table.count;
