@@ -3,10 +3,10 @@
 # same output, and each one's peak RSS (VmHWM) side by side.
 #   sqlite3: an in-memory database of 100,000 rows (insert, index, group, delete, vacuum)
 #   redis:   a server on 127.0.0.1 (a port of its own, no persistence, --maxmemory 42mb,
-#            allkeys-lru) runs a short redis-benchmark (sets of 64 B to 4,000 B values,
-#            gets, lists), is flushed, then loads 106,000 keys of 250 B: the dataset's
-#            digest, keys evicted by the load (none expected) and the server's peak RSS
-#            are compared with glibc's.
+#            allkeys-lru) answers 100,000 requests of a short redis-benchmark, then loads
+#            106,000 keys of 250 B: the dataset's digest, keys evicted by the load (none
+#            expected) and the server's peak RSS are compared with glibc's. Then a churn
+#            (4,000 B and 200 KB values, evicting, then a flush): its own peak RSS.
 # Debian's redis-server links jemalloc, which its plain run uses: the glibc run preloads
 # libc.so.6 so that glibc's malloc answers first, as libarena_alloc.so does in the other.
 # Programs missing are installed with apt-get; when that cannot be done the program is
@@ -127,20 +127,12 @@ if install redis-server redis-server && install redis-benchmark redis-tools && i
             echo "redis ($mode): the server did not answer"; tail -n 5 "$WORK/redis.$mode/log" || true
             FAIL=1; kill -9 "$SERVER_PID" 2>/dev/null || true; SERVER_PID=""; continue
         fi
-        # Earlier requests of several sizes (the load's peak used to grow with them).
-        for d in 64 4000; do
-            timeout 120 redis-benchmark -h 127.0.0.1 -p "$port" -q -n 20000 -c 8 -P 16 -r 5000 \
-                -d "$d" -t set,get,lpush,lpop >"$WORK/bench.$mode.$d" 2>&1 || { echo "redis-benchmark ($mode) failed"; FAIL=1; }
-        done
-        info=$(cli info)
-        field() { echo "$info" | tr -d '\r' | awk -F: -v f="$1" '$1 == f { print $2 }'; }
-        # The server's own PID (SERVER_PID is `timeout`'s, which forwards signals to it).
-        pid=$(field process_id)
-        eval "bench_hwm_$mode=$(awk '/^VmHWM:/ { print $2 }' "/proc/$pid/status")"
-        cli flushall >/dev/null
+        # 100,000 earlier requests (redis-benchmark's defaults: 3-byte values; the load's
+        # peak used to grow with them), then the load, then its figures.
+        timeout 120 redis-benchmark -h 127.0.0.1 -p "$port" -q -n 25000 -c 8 -P 16 \
+            -t set,get,lpush,lpop >"$WORK/bench.$mode" 2>&1 || { echo "redis-benchmark ($mode) failed"; FAIL=1; }
+        cli del key:__rand_int__ counter:__rand_int__ mylist >/dev/null
         cli config resetstat >/dev/null
-        # The load's own peak: VmHWM starts again from the current RSS (proc(5), clear_refs).
-        echo 5 >"/proc/$pid/clear_refs"
         timeout 120 redis-cli -h 127.0.0.1 -p "$port" --pipe <"$WORK/load.resp" >"$WORK/pipe.$mode" 2>&1 \
             || { echo "redis load ($mode) failed: $(tail -n 2 "$WORK/pipe.$mode")"; FAIL=1; }
         {
@@ -149,10 +141,25 @@ if install redis-server redis-server && install redis-benchmark redis-tools && i
             echo "get $(cli get key:0105999 | cksum)"
         } >"$WORK/redis.$mode.out"
         info=$(cli info)
+        field() { echo "$info" | tr -d '\r' | awk -F: -v f="$1" '$1 == f { print $2 }'; }
+        # The server's own PID (SERVER_PID is `timeout`'s, which forwards signals to it).
+        pid=$(field process_id)
         eval "evicted_$mode=$(field evicted_keys)"
         eval "used_$mode=$(( $(field used_memory) / 1024 ))"
         eval "hwm_$mode=$(awk '/^VmHWM:/ { print $2 }' "/proc/$pid/status")"
-        eval "rps_$mode=\"$(tr '\r' '\n' <"$WORK/bench.$mode.64" | awk '/requests per second/ { printf "%s %s ", $1, $2 }')\""
+        eval "rps_$mode=\"$(tr '\r' '\n' <"$WORK/bench.$mode" | awk '/requests per second/ { printf "%s %s ", $1, $2 }')\""
+        # Churn: values of 4,000 B (sets and lists, evicting under the limit) and 200 KB,
+        # then a flush; its own peak (VmHWM starts again from the current RSS: clear_refs,
+        # proc(5)), and what is left resident after it.
+        cli flushall >/dev/null
+        echo 5 >"/proc/$pid/clear_refs"
+        timeout 120 redis-benchmark -h 127.0.0.1 -p "$port" -q -n 20000 -c 8 -P 16 -r 5000 \
+            -d 4000 -t set,get,lpush,lpop >/dev/null 2>&1 || { echo "redis-benchmark ($mode) failed"; FAIL=1; }
+        timeout 120 redis-benchmark -h 127.0.0.1 -p "$port" -q -n 1000 -c 4 -r 100 \
+            -d 200000 -t set >/dev/null 2>&1 || { echo "redis-benchmark ($mode) failed"; FAIL=1; }
+        cli flushall >/dev/null
+        eval "churn_hwm_$mode=$(awk '/^VmHWM:/ { print $2 }' "/proc/$pid/status")"
+        eval "churn_rss_$mode=$(awk '/^VmRSS:/ { print $2 }' "/proc/$pid/status")"
         kill "$SERVER_PID" 2>/dev/null || true
         for _ in $(seq 1 50); do kill -0 "$SERVER_PID" 2>/dev/null || break; sleep 0.1; done
         kill -9 "$SERVER_PID" 2>/dev/null || true
@@ -171,12 +178,13 @@ if install redis-server redis-server && install redis-benchmark redis-tools && i
         "$hwm_glibc" "$hwm_arena" "$(ratio "$hwm_arena" "$hwm_glibc")" "$used_glibc" "$used_arena" \
         "$evicted_glibc" "$evicted_arena" "$same"
     # shellcheck disable=SC2154
-    printf 'redis     benchmark peak RSS glibc %7d KiB  arena-alloc %7d KiB  %s\n' \
-        "$bench_hwm_glibc" "$bench_hwm_arena" "$(ratio "$bench_hwm_arena" "$bench_hwm_glibc")"
+    printf 'redis     churn peak RSS glibc %7d KiB  arena-alloc %7d KiB  %s   resident after its flush %d / %d KiB\n' \
+        "$churn_hwm_glibc" "$churn_hwm_arena" "$(ratio "$churn_hwm_arena" "$churn_hwm_glibc")" \
+        "$churn_rss_glibc" "$churn_rss_arena"
     # shellcheck disable=SC2154
-    echo "redis-benchmark (64 B values) glibc: $rps_glibc"
+    echo "redis-benchmark glibc: $rps_glibc"
     # shellcheck disable=SC2154
-    echo "redis-benchmark (64 B values) arena-alloc: $rps_arena"
+    echo "redis-benchmark arena-alloc: $rps_arena"
     # shellcheck disable=SC2154
     if [ "$evicted_glibc" = 0 ] && [ "$evicted_arena" != 0 ]; then
         echo "redis: arena-alloc evicted $evicted_arena keys where glibc evicted none"; FAIL=1
