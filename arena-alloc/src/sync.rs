@@ -19,10 +19,10 @@ pub(crate) use loom::sync::atomic::{
     AtomicBool, AtomicPtr, AtomicU8, AtomicU16, AtomicU32, AtomicU64, AtomicUsize, Ordering, fence,
 };
 
-#[cfg(not(loom))]
-pub(crate) use unmodeled::UnsafeCell;
 #[cfg(loom)]
 pub(crate) use loom::cell::UnsafeCell;
+#[cfg(not(loom))]
+pub(crate) use unmodeled::UnsafeCell;
 
 /// Backs off while another thread holds something this one needs. `spins` counts the
 /// rounds so far (start it at 0): the first 6 rounds spin 1, 2, 4 .. 32 hints, later rounds

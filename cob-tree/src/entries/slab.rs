@@ -23,8 +23,8 @@
 // are then freed only when the map drops.
 use super::tree::{DeadNode, Garbage, Root};
 use crate::pma::Guard;
-use crate::sync::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 use crate::sync::unmodeled;
+use crate::sync::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
 /// Cells in the first chunk; chunk `c` has `FIRST_CHUNK << c`.

@@ -20,8 +20,8 @@
 //! rejects) every retired array is kept until the root drops, which is trivially safe.
 
 use super::Pma;
-use crate::sync::{AtomicBool, AtomicPtr, Ordering};
 use crate::sync::unmodeled;
+use crate::sync::{AtomicBool, AtomicPtr, Ordering};
 use std::sync::Arc;
 
 /// Arrays (leaf lines, not counting the index) of at most this many bytes are *kept*: a
