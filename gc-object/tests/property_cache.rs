@@ -33,6 +33,58 @@ fn hits_on_objects_built_alike() {
     }
 }
 
+/// One site over many key orders of one literal: polymorphic up to `CACHE_SHAPES` shapes,
+/// megamorphic past them, and every read right (in a second round too, from the entries).
+#[test]
+fn polymorphic_and_megamorphic_sites_read_right() {
+    use gc_object::{CACHE_SHAPES, MEGAMORPHIC_ENTRIES};
+    let heap = Heap::new();
+    let m = heap.mutator();
+    let names: Vec<String> = (0..6).map(|i| format!("p{i}")).collect();
+    let c = PropertyCache::new("p0");
+    // Orders: every rotation of the keys, both ways, then objects with a distinct extra key
+    // first (more shapes than the megamorphic table has entries).
+    let mut objs = Vec::new();
+    for r in 0..names.len() {
+        for rev in [false, true] {
+            let mut ks: Vec<&str> = (0..names.len())
+                .map(|i| names[(i + r) % 6].as_str())
+                .collect();
+            if rev {
+                ks.reverse();
+            }
+            let lit = heap.literal(&ks);
+            let vals: Vec<Value<'_>> = ks
+                .iter()
+                .map(|k| Value::from(k[1..].parse::<u32>().unwrap() + 100 * objs.len() as u32))
+                .collect();
+            objs.push((m.literal(&lit, &vals).unwrap(), 100 * objs.len() as u32));
+        }
+    }
+    for i in 0..2 * MEGAMORPHIC_ENTRIES as u32 {
+        let o = m.object().unwrap();
+        o.set(format!("extra{i}").as_str(), Value::from(1u32))
+            .unwrap();
+        o.set("p0", Value::from(7000 + i)).unwrap();
+        objs.push((o, 7000 + i));
+    }
+    for round in 0..2 {
+        for (i, &(o, want)) in objs.iter().enumerate() {
+            assert_eq!(
+                same(o, &c).unwrap(),
+                Value::from(want),
+                "round {round}, object {i}"
+            );
+        }
+    }
+    let (poly, mega) = c.shapes();
+    assert_eq!(poly, CACHE_SHAPES);
+    assert!(
+        mega > 0 && mega <= MEGAMORPHIC_ENTRIES,
+        "{mega} megamorphic entries"
+    );
+}
+
 #[test]
 fn shape_changes_are_seen() {
     let heap = Heap::new();

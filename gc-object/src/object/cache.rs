@@ -9,7 +9,8 @@ use crate::key::PropertyKey;
 /// Shapes a [`PropertyCache`] remembers one by one (polymorphic, as V8's inline caches);
 /// past them it goes megamorphic: a small hash table by shape id.
 pub const CACHE_SHAPES: usize = 4;
-/// Entries of a megamorphic cache's table; it starts over when it is 3/4 full.
+/// Entries of a megamorphic cache's table, one place per shape id (a shape that lands on a
+/// taken entry replaces the shape there, as an engine's stub cache does).
 pub const MEGAMORPHIC_ENTRIES: usize = 64;
 
 const MEGA_SHIFT: u32 = 64 - MEGAMORPHIC_ENTRIES.trailing_zeros();
@@ -20,9 +21,10 @@ const _: () = assert!(MEGAMORPHIC_ENTRIES.is_power_of_two() && CACHE_SHAPES >= 1
 /// [`Obj::get_cached`] where the same key is read from many objects built alike.
 ///
 /// It remembers up to [`CACHE_SHAPES`] shapes (the first one is checked inline, the others
-/// right after); a site that sees more goes *megamorphic*: further shapes go into a hash
-/// table of [`MEGAMORPHIC_ENTRIES`] entries by shape id (emptied when 3/4 full), so a hit
-/// costs a hash probe whatever the number of shapes, and a miss a shape lookup.
+/// right after); a site that sees more goes *megamorphic*: further shapes go into a
+/// direct-mapped table of [`MEGAMORPHIC_ENTRIES`] entries by shape id (a shape replaces
+/// the one in its entry), so a hit costs [`CACHE_SHAPES`] - 1 compares and one probe
+/// whatever the number of shapes, and a miss a shape lookup.
 ///
 /// A shape is remembered by its process-unique id, so a cache never trusts a stale entry: it
 /// works with objects of any heap and outlives them (and the shapes, which the collector
@@ -94,24 +96,16 @@ impl PropertyCache {
     }
 
     /// The slot remembered for shape `id` past the first entry (O(1): at most
-    /// [`CACHE_SHAPES`] - 1 compares, or one probe of the megamorphic table).
-    #[inline]
+    /// [`CACHE_SHAPES`] - 1 compares and one probe of the megamorphic table).
+    #[inline(always)]
     fn find(&self, id: u64) -> Option<u32> {
-        if let Some(t) = self.mega.get() {
-            let mut i = mega_home(id);
-            loop {
-                let e = &t[i];
-                match e.id.get() {
-                    0 => break,
-                    x if x == id => return Some(e.slot.get()),
-                    _ => i = (i + 1) % MEGAMORPHIC_ENTRIES,
-                }
+        for e in &self.more {
+            if e.id.get() == id {
+                return Some(e.slot.get());
             }
         }
-        self.more
-            .iter()
-            .find(|e| e.id.get() == id)
-            .map(|e| e.slot.get())
+        let e = &self.mega.get()?[mega_home(id)];
+        (e.id.get() == id).then(|| e.slot.get())
     }
 
     /// Remembers that the key is in `slot` in the plain shape `id`.
@@ -137,19 +131,12 @@ impl PropertyCache {
         let t = self
             .mega
             .get_or_init(|| Box::new(core::array::from_fn(|_| Entry::default())));
-        if (self.mega_used.get() as usize + 1) * 4 > MEGAMORPHIC_ENTRIES * 3 {
-            for e in t.iter() {
-                e.id.set(0);
-            }
-            self.mega_used.set(0);
+        let e = &t[mega_home(id)];
+        if e.id.get() == 0 {
+            self.mega_used.set(self.mega_used.get() + 1);
         }
-        let mut i = mega_home(id);
-        while t[i].id.get() != 0 {
-            i = (i + 1) % MEGAMORPHIC_ENTRIES;
-        }
-        t[i].id.set(id);
-        t[i].slot.set(slot);
-        self.mega_used.set(self.mega_used.get() + 1);
+        e.id.set(id);
+        e.slot.set(slot);
     }
 }
 
@@ -185,12 +172,19 @@ impl<'h> Obj<'h> {
 
     #[inline(never)]
     fn get_cached_more(self, cache: &PropertyCache, shape: &Shape) -> Result<Value<'h>, Error> {
+        // A remembered id is a plain shape's (only those are remembered, ids are never
+        // reused, and a shape never stops being plain): a match needs no other test.
+        if let Some(slot) = cache.find(shape.id()) {
+            return Ok(self.slot(slot));
+        }
+        self.get_cached_miss(cache, shape)
+    }
+
+    #[inline(never)]
+    fn get_cached_miss(self, cache: &PropertyCache, shape: &Shape) -> Result<Value<'h>, Error> {
         // Only plain shapes are remembered; any other (dictionary mode, side flags) is `get`.
         if !shape.is_plain() {
             return self.get(cache.key);
-        }
-        if let Some(slot) = cache.find(shape.id()) {
-            return Ok(self.slot(slot));
         }
         // (A canonical key is a name only if it can live in a shape.)
         if let PropertyKey::Name(k) = cache.key
@@ -208,28 +202,32 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_cache_goes_megamorphic_past_its_shapes_and_starts_its_table_over_when_full() {
+    fn a_cache_goes_megamorphic_past_its_shapes_and_replaces_on_a_taken_entry() {
         let c = PropertyCache::new("x");
         assert_eq!(c.shapes(), (0, 0));
         for id in 1..=CACHE_SHAPES as u64 {
             c.remember(id, id as u32);
         }
         assert_eq!(c.shapes(), (CACHE_SHAPES, 0));
-        let full = MEGAMORPHIC_ENTRIES * 3 / 4;
-        for id in 0..full as u64 {
-            c.remember(1000 + id, id as u32 + 20);
-        }
-        assert_eq!(c.shapes(), (CACHE_SHAPES, full));
         for id in 2..=CACHE_SHAPES as u64 {
             assert_eq!(c.find(id), Some(id as u32));
         }
-        for id in 0..full as u64 {
-            assert_eq!(c.find(1000 + id), Some(id as u32 + 20));
+        // Past them: one entry per home; a later shape with a taken home replaces it.
+        let mut held: Vec<Option<u64>> = vec![None; MEGAMORPHIC_ENTRIES];
+        for id in 1000..1000 + 4 * MEGAMORPHIC_ENTRIES as u64 {
+            c.remember(id, id as u32 + 20);
+            held[mega_home(id)] = Some(id);
+            assert_eq!(c.find(id), Some(id as u32 + 20));
+        }
+        let used = held.iter().flatten().count();
+        assert_eq!(c.shapes(), (CACHE_SHAPES, used));
+        for id in 1000..1000 + 4 * MEGAMORPHIC_ENTRIES as u64 {
+            let want = (held[mega_home(id)] == Some(id)).then_some(id as u32 + 20);
+            assert_eq!(c.find(id), want, "shape {id}");
+        }
+        for id in 2..=CACHE_SHAPES as u64 {
+            assert_eq!(c.find(id), Some(id as u32), "the polymorphic entries stay");
         }
         assert_eq!(c.find(999), None);
-        c.remember(5000, 7);
-        assert_eq!(c.shapes(), (CACHE_SHAPES, 1), "the table started over");
-        assert_eq!(c.find(5000), Some(7));
-        assert_eq!(c.find(1000), None);
     }
 }
