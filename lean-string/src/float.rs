@@ -1,21 +1,27 @@
 //! Floats as `lean_string` 0.8 writes them: the shortest digits that read back as the same
 //! value, laid out as `1.0`, `0.001234`, `12340000000.0` or `1.234e+33`.
 //!
-//! The digits come from `core`'s shortest-representation formatter (`{:e}`). Between two
-//! shortest candidates at exactly the same distance `core` takes the larger, while
-//! `lean_string` (via the `zmij` crate) takes the even one; such exact ties are detected
-//! with integer arithmetic on the float's bits and the last digit moved down, so the text
-//! is the same in every case. Plain decimal notation
-//! is used for decimal exponents `-5..=15` (`f64`) and `-6..=12` (`f32`), scientific outside.
+//! The digits come from [`shortest`](crate::shortest) (of the shortest, the nearest; ties
+//! to even, as `lean_string` via the `zmij` crate writes them, where `core` takes the
+//! larger). Plain decimal notation is used for decimal exponents `-5..=15` (`f64`) and
+//! `-6..=12` (`f32`), scientific outside. No formatting machinery: the text is written
+//! into a stack buffer in a few fixed-size block copies.
 
-use core::fmt::{self, Write};
+use core::fmt;
+#[cfg(test)]
+use core::fmt::Write;
+
+use crate::repr::{PAIRS, ascii_str};
+use crate::shortest::shortest;
 
 /// A stack buffer that `write!` fills; too long an output is an error, never a panic.
+#[cfg(test)]
 struct Buf<const N: usize> {
     bytes: [u8; N],
     len: usize,
 }
 
+#[cfg(test)]
 impl<const N: usize> Buf<N> {
     fn new() -> Self {
         Self {
@@ -36,6 +42,7 @@ impl<const N: usize> Buf<N> {
     }
 }
 
+#[cfg(test)]
 impl<const N: usize> Write for Buf<N> {
     fn write_str(&mut self, s: &str) -> fmt::Result {
         if s.len() > N - self.len {
@@ -46,7 +53,7 @@ impl<const N: usize> Write for Buf<N> {
     }
 }
 
-/// A float type: its shortest digits and where plain notation ends.
+/// A float type: its binary parts and where plain notation ends.
 pub(crate) trait Float: Copy + fmt::LowerExp + fmt::Display {
     /// Decimal exponents written in plain notation.
     const PLAIN: core::ops::RangeInclusive<i32>;
@@ -54,14 +61,18 @@ pub(crate) trait Float: Copy + fmt::LowerExp + fmt::Display {
     #[cfg(test)]
     const EXACT_DIGITS: usize;
     fn is_finite(self) -> bool;
+    fn is_nan(self) -> bool;
+    fn is_sign_negative(self) -> bool;
+    /// `|self| = c * 2^q` with `c` the significand field (hidden bit included), and
+    /// whether the next float down is half as far as the next one up (finite values).
+    fn parts(self) -> (u64, i32, bool);
     /// `|self| = m * 2^e` exactly, `m` odd (finite and non-zero values only).
-    fn decompose(self) -> (u64, i32);
-}
-
-/// `m * 2^e` with the trailing zero bits of `m` moved into `e` (`m > 0`).
-fn odd(m: u64, e: i32) -> (u64, i32) {
-    let z = m.trailing_zeros();
-    (m >> z, e + z as i32)
+    #[cfg(test)]
+    fn decompose(self) -> (u64, i32) {
+        let (m, e, _) = self.parts();
+        let z = m.trailing_zeros();
+        (m >> z, e + z as i32)
+    }
 }
 
 impl Float for f64 {
@@ -71,14 +82,20 @@ impl Float for f64 {
     fn is_finite(self) -> bool {
         f64::is_finite(self)
     }
-    fn decompose(self) -> (u64, i32) {
+    fn is_nan(self) -> bool {
+        f64::is_nan(self)
+    }
+    fn is_sign_negative(self) -> bool {
+        f64::is_sign_negative(self)
+    }
+    fn parts(self) -> (u64, i32, bool) {
         let bits = self.to_bits();
         let field = ((bits >> 52) & 0x7FF) as i32;
         let frac = bits & ((1 << 52) - 1);
         if field == 0 {
-            odd(frac, -1074)
+            (frac, -1074, false)
         } else {
-            odd(frac | (1 << 52), field - 1075)
+            (frac | (1 << 52), field - 1075, frac == 0 && field > 1)
         }
     }
 }
@@ -90,28 +107,42 @@ impl Float for f32 {
     fn is_finite(self) -> bool {
         f32::is_finite(self)
     }
-    fn decompose(self) -> (u64, i32) {
+    fn is_nan(self) -> bool {
+        f32::is_nan(self)
+    }
+    fn is_sign_negative(self) -> bool {
+        f32::is_sign_negative(self)
+    }
+    fn parts(self) -> (u64, i32, bool) {
         let bits = self.to_bits();
         let field = ((bits >> 23) & 0xFF) as i32;
         let frac = u64::from(bits & ((1 << 23) - 1));
         if field == 0 {
-            odd(frac, -149)
+            (frac, -149, false)
         } else {
-            odd(frac | (1 << 23), field - 150)
+            (frac | (1 << 23), field - 150, frac == 0 && field > 1)
         }
     }
 }
 
-/// The text, at most 32 bytes (`-1.7976931348623157e+308` is 24).
-pub(crate) struct FloatText(Buf<32>);
+/// The text: at most 24 bytes (`-1.7976931348623157e+308`), in a buffer with room for
+/// the fixed-size block copies that write it (each writes up to 20 bytes past the end).
+pub(crate) struct FloatText {
+    bytes: [u8; TEXT_ROOM],
+    len: usize,
+}
+
+/// The text's 24 bytes, plus 20 for the last block copy, rounded up.
+const TEXT_ROOM: usize = 48;
 
 impl FloatText {
     pub(crate) fn as_str(&self) -> &str {
-        core::str::from_utf8(self.0.as_bytes()).expect("ASCII")
+        ascii_str(&self.bytes[..self.len]).expect("ASCII")
     }
 }
 
 /// Splits `[-]d[.ddd]e[-]x` into sign, digits and decimal exponent.
+#[cfg(test)]
 fn parse_sci<const N: usize>(s: &[u8]) -> (bool, Buf<N>, i32) {
     let (neg, s) = match s.split_first() {
         Some((b'-', rest)) => (true, rest),
@@ -140,7 +171,8 @@ fn parse_sci<const N: usize>(s: &[u8]) -> (bool, Buf<N>, i32) {
 /// only: `|v| = m * 2^e` (`m` odd) has the significant digits `m * 5^-e` when `e < 0` (no
 /// trailing zero: the product is odd), and `m / 5^t * 2^(e - t)` when `e >= 0`, `t` being
 /// the trailing decimal zeros (`min(e, fives in m)`). Anything of 20 or more digits cannot
-/// be a tie of at most 17 digits.
+/// be a tie of at most 17 digits. The tests' judge of where `core` and [`text`] may differ.
+#[cfg(test)]
 fn is_tie_below<F: Float>(v: F, digits: &[u8]) -> bool {
     let Some(d) = digits.iter().try_fold(0u64, |a, &b| {
         a.checked_mul(10)?.checked_add(u64::from(b - b'0'))
@@ -198,61 +230,121 @@ fn is_tie_below_by_formatting<F: Float>(v: F, digits: &[u8]) -> bool {
     all.as_bytes()[n + 1..].iter().all(|&b| b == b'0')
 }
 
-/// `v` as `lean_string` 0.8 writes it.
+/// The decimal digits of `d < 10^20`, left-aligned in 20 bytes, and their count.
+fn digits(mut d: u64) -> ([u8; 20], usize) {
+    let mut buf = [b'0'; 20];
+    let n = d.checked_ilog10().map_or(1, |l| l as usize + 1);
+    let mut at = n;
+    while d >= 100 {
+        let two = 2 * (d % 100) as usize;
+        d /= 100;
+        at -= 2;
+        buf[at..at + 2].copy_from_slice(&PAIRS[two..two + 2]);
+    }
+    if d >= 10 {
+        let two = 2 * d as usize;
+        buf[at - 2..at].copy_from_slice(&PAIRS[two..two + 2]);
+    } else {
+        buf[at - 1] = b'0' + d as u8;
+    }
+    (buf, n)
+}
+
+/// `v` as `lean_string` 0.8 writes it. Constant time: [`shortest`], then at most 24 bytes
+/// written in a few fixed-size blocks (no formatting machinery).
 pub(crate) fn text<F: Float>(v: F) -> FloatText {
-    let mut out = Buf::new();
+    let mut out = FloatText {
+        bytes: [0; TEXT_ROOM],
+        len: 0,
+    };
     if !v.is_finite() {
         // "NaN", "inf", "-inf", as `Display` writes them.
-        let _ = write!(out, "{v}");
-        return FloatText(out);
+        let s: &[u8] = if v.is_nan() {
+            b"NaN"
+        } else if v.is_sign_negative() {
+            b"-inf"
+        } else {
+            b"inf"
+        };
+        out.bytes[..s.len()].copy_from_slice(s);
+        out.len = s.len();
+        return out;
     }
-    let mut sci = Buf::<40>::new();
-    let _ = write!(sci, "{v:e}");
-    let (neg, mut digits, exp) = parse_sci::<20>(sci.as_bytes());
-    let n = digits.len;
-    let last = digits.bytes[n - 1];
-    if (last - b'0') % 2 == 1 && n > 1 && is_tie_below(v, digits.as_bytes()) {
-        digits.bytes[n - 1] = last - 1;
+    let (c, q, lower_closer) = v.parts();
+    let (mut d, mut k) = if c == 0 {
+        (0, 0)
+    } else {
+        shortest(c, q, lower_closer)
+    };
+    if d != 0 {
+        while d % 10 == 0 {
+            d /= 10;
+            k += 1;
+        }
     }
-    let d = digits.as_bytes();
+    let (digits, n) = digits(d);
     let n = n as i32;
-    if neg {
-        out.push(b'-');
-    }
+    // The decimal exponent of the first digit.
+    let exp = k + n - 1;
+    let o = &mut out.bytes;
+    let mut at = usize::from(v.is_sign_negative());
+    o[0] = b'-';
+    // Every block below is a fixed-size copy (a few vector moves); only `at` advances by
+    // the real length, and later writes overwrite what ran past it.
     if F::PLAIN.contains(&exp) {
         if n - 1 <= exp {
-            // 1234e7 -> 12340000000.0
-            out.push_all(d);
-            for _ in 0..exp - (n - 1) {
-                out.push(b'0');
-            }
-            out.push_all(b".0");
+            // 1234e7 -> 12340000000.0: the digits, zeros up to the point, ".0".
+            o[at..at + 20].copy_from_slice(&digits);
+            at += n as usize;
+            o[at..at + 16].copy_from_slice(&[b'0'; 16]);
+            at += (exp - (n - 1)) as usize;
+            o[at..at + 2].copy_from_slice(b".0");
+            at += 2;
         } else if exp >= 0 {
-            // 1234e1 -> 12.34
+            // 1234e1 -> 12.34: every digit one place right, then the integer part back.
             let point = (exp + 1) as usize;
-            out.push_all(&d[..point]);
-            out.push(b'.');
-            out.push_all(&d[point..]);
+            o[at + 1..at + 21].copy_from_slice(&digits);
+            o[at..at + point].copy_from_slice(&digits[..point]);
+            o[at + point] = b'.';
+            at += n as usize + 1;
         } else {
-            // 1234e-3 -> 0.001234
-            out.push_all(b"0.");
-            for _ in 0..-exp - 1 {
-                out.push(b'0');
-            }
-            out.push_all(d);
+            // 1234e-3 -> 0.001234: "0.", zeros, the digits.
+            o[at..at + 16].copy_from_slice(b"0.00000000000000");
+            at += 1 + (-exp) as usize;
+            o[at..at + 20].copy_from_slice(&digits);
+            at += n as usize;
         }
     } else {
-        // 1234e30 -> 1.234e+33
-        out.push(d[0]);
+        // 1234e30 -> 1.234e+33: every digit one place right, then the first and the point.
+        o[at + 1..at + 21].copy_from_slice(&digits);
+        o[at] = digits[0];
         if n > 1 {
-            out.push(b'.');
-            out.push_all(&d[1..]);
+            o[at + 1] = b'.';
+            at += n as usize + 1;
+        } else {
+            at += 1;
         }
-        out.push(b'e');
-        out.push(if exp < 0 { b'-' } else { b'+' });
-        let _ = write!(out, "{}", exp.unsigned_abs());
+        o[at] = b'e';
+        o[at + 1] = if exp < 0 { b'-' } else { b'+' };
+        at += 2;
+        let (e, en) = digits_of_exponent(exp.unsigned_abs());
+        o[at..at + 3].copy_from_slice(&e);
+        at += en;
     }
-    FloatText(out)
+    out.len = at;
+    out
+}
+
+/// The digits of a decimal exponent (below 1000), left-aligned, and their count.
+fn digits_of_exponent(e: u32) -> ([u8; 3], usize) {
+    let b = |x: u32| b'0' + (x % 10) as u8;
+    if e >= 100 {
+        ([b(e / 100), b(e / 10), b(e)], 3)
+    } else if e >= 10 {
+        ([b(e / 10), b(e), 0], 2)
+    } else {
+        ([b(e), 0, 0], 1)
+    }
 }
 
 #[cfg(test)]
@@ -352,6 +444,134 @@ mod tests {
             if g.is_finite() && g != 0.0 {
                 check(g);
             }
+        }
+    }
+
+    /// `v`'s digits from [`text`] against `core`'s shortest ones (`{:e}`): the same, or an
+    /// exact tie (per [`is_tie_below`]) that `text` sends to the even digit and `core` to
+    /// the odd one above. Returns whether it was such a tie.
+    fn same_digits_as_core<F: super::Float>(v: F) -> bool {
+        use super::{Buf, is_tie_below, parse_sci};
+        use core::fmt::Write;
+        if !v.is_finite() {
+            assert_eq!(text(v).as_str(), alloc::format!("{v}"));
+            return false;
+        }
+        let mut sci = Buf::<40>::new();
+        write!(sci, "{v:e}").unwrap();
+        let (neg, want, want_exp) = parse_sci::<20>(sci.as_bytes());
+        let t = text(v);
+        let t = t.as_str();
+        assert_eq!(t.starts_with('-'), neg, "{v:e}: {t}");
+        // Our text back to digits and exponent: strip sign, point, and leading zeros.
+        let body = t.trim_start_matches('-');
+        let (mantissa, exp) = match body.split_once('e') {
+            Some((m, e)) => (m, e.parse::<i32>().unwrap()),
+            None => (body, 0),
+        };
+        let point = mantissa.find('.').unwrap_or(mantissa.len()) as i32;
+        let all: alloc::vec::Vec<u8> = mantissa.bytes().filter(|&b| b != b'.').collect();
+        let lead = all.iter().take_while(|&&b| b == b'0').count();
+        let mut got = &all[lead.min(all.len() - 1)..];
+        while got.len() > 1 && got[got.len() - 1] == b'0' {
+            got = &got[..got.len() - 1];
+        }
+        let got_exp = if all.iter().all(|&b| b == b'0') {
+            0
+        } else {
+            exp + point - 1 - lead as i32
+        };
+        let want = want.as_bytes();
+        if got == want && got_exp == want_exp {
+            return false;
+        }
+        let n = want.len();
+        let tie = got_exp == want_exp
+            && got.len() == n
+            && got[..n - 1] == want[..n - 1]
+            && got[n - 1] + 1 == want[n - 1]
+            && (got[n - 1] - b'0') & 1 == 0
+            && is_tie_below(v, want);
+        assert!(
+            tie,
+            "{v:e}: text {t}, core {sci}",
+            sci = core::str::from_utf8(sci.as_bytes()).unwrap()
+        );
+        true
+    }
+
+    #[test]
+    fn digits_are_cores_shortest_but_ties_go_even() {
+        let (mut checked, mut ties) = (0u64, 0u64);
+        let mut check64 = |f: f64| {
+            if f.is_finite() {
+                ties += u64::from(same_digits_as_core(f));
+                checked += 1;
+            }
+        };
+        // Every exponent: its powers of two (the closer lower bound), their neighbours and
+        // the largest significand; the first subnormals.
+        for field in 0..2047u64 {
+            for frac in [0, 1, 2, (1 << 52) - 1] {
+                check64(f64::from_bits(field << 52 | frac));
+            }
+        }
+        for b in 1..if cfg!(miri) { 10 } else { 20_000 } {
+            check64(f64::from_bits(b));
+        }
+        // Random bits, and values with few significant bits (where ties live).
+        let mut x: u64 = 0x2545_F491_4F6C_DD1D;
+        for i in 0..if cfg!(miri) { 100 } else { 400_000 } {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            check64(match i % 3 {
+                0 => f64::from_bits(x),
+                1 => ((x >> 11) as f64) * 2f64.powi((x % 128) as i32 - 64),
+                _ => ((x >> 40) as f64) * 2f64.powi((x % 80) as i32 - 40),
+            });
+        }
+        let mut check32 = |f: f32| {
+            if f.is_finite() {
+                ties += u64::from(same_digits_as_core(f));
+                checked += 1;
+            }
+        };
+        // f32: a sample across all bit patterns (every 4,099th), every exponent's powers of
+        // two and neighbours, and every value with at most 8 significant bits.
+        for b in (0..u32::MAX).step_by(if cfg!(miri) { 40_000_009 } else { 4_099 }) {
+            check32(f32::from_bits(b));
+        }
+        for field in 0..255u32 {
+            for frac in 0..if cfg!(miri) { 2 } else { 256 } {
+                check32(f32::from_bits(field << 23 | frac << 15));
+                check32(f32::from_bits(field << 23 | frac));
+            }
+        }
+        assert!(checked > if cfg!(miri) { 100 } else { 1_000_000 });
+        if !cfg!(miri) {
+            assert!(ties > 100, "no ties met: {ties} of {checked}");
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(
+            if cfg!(miri) { 4 } else { 2048 }
+        ))]
+
+        #[test]
+        fn any_f64_has_cores_digits_but_even_ties(bits: u64) {
+            same_digits_as_core(f64::from_bits(bits));
+        }
+
+        #[test]
+        fn any_f32_has_cores_digits_but_even_ties(bits: u32) {
+            same_digits_as_core(f32::from_bits(bits));
+        }
+
+        #[test]
+        fn short_f64s_have_cores_digits_but_even_ties(m in 1u64..1 << 20, e in -1074i32..1000) {
+            same_digits_as_core(m as f64 * 2f64.powi(e));
         }
     }
 

@@ -19,6 +19,7 @@ mod float;
 mod lean_str;
 mod num;
 mod repr;
+mod shortest;
 mod string;
 mod sync;
 mod traits;

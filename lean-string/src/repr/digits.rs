@@ -9,7 +9,7 @@ use super::{INLINE_CAPACITY, InlineKey, Shared, WORD, Words, inline_tag};
 use crate::error::ReserveError;
 
 /// `"00" "01" ... "99"`: the two digits of every value below 100.
-const PAIRS: [u8; 200] = {
+pub(crate) const PAIRS: [u8; 200] = {
     let mut t = [0u8; 200];
     let mut i = 0;
     while i < 100 {

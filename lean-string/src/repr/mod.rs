@@ -16,7 +16,7 @@ mod string;
 
 pub(crate) use cast::downcast_ref;
 pub(crate) use cstring::CRepr;
-pub(crate) use digits::{decimal, decimal128};
+pub(crate) use digits::{PAIRS, decimal, decimal128};
 pub(crate) use lean_str::StrRepr;
 pub(crate) use mutable::Mutable;
 pub(crate) use shared::{Shared, ascii_case, repeat};
@@ -558,6 +558,18 @@ fn inline_cstring(bytes: &[u8]) -> Words {
 }
 
 // `Words` holds raw pointers, but every owner type is `Send + Sync` by its own impl.
+
+/// `bytes` as a `str` if they are all ASCII: a word-at-a-time test, much cheaper than full
+/// UTF-8 validation for the short texts that the number formatters write.
+#[inline(always)]
+pub(crate) fn ascii_str(bytes: &[u8]) -> Option<&str> {
+    if bytes.is_ascii() {
+        // SAFETY: ASCII is valid UTF-8.
+        Some(unsafe { core::str::from_utf8_unchecked(bytes) })
+    } else {
+        None
+    }
+}
 
 /// `true` if `bytes` holds a NUL. Strings up to two words long are checked with two
 /// overlapping word loads and the "has a zero byte" bit trick instead of a memchr call.
