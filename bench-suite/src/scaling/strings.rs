@@ -3,7 +3,8 @@
 //!
 //! Input shapes ([`TextShape`], see [`shapes`]): length bands around lean-string's inline
 //! capacity (short: 1 to `INLINE_CAPACITY` bytes, inline; medium: up to 64; long: 65 to
-//! 512), random ASCII. Operations: `construct` (n strings from `&str`; per string, with
+//! 512), random ASCII; and the `real-text` group's corpora (identifiers, trimmed lines,
+//! string literals of Rust sources), when a source could be read. Operations: `construct` (n strings from `&str`; per string, with
 //! peak bytes per string) and `sort` (a shuffled vector of n strings; per string). To add
 //! a shape (a text corpus), add a [`TextShape`] to [`shapes`]; to add a type, implement
 //! [`SweepStr`] (the macro below) and add it to [`rows_for`].
@@ -12,6 +13,7 @@ use std::sync::Arc;
 
 use lean_string::INLINE_CAPACITY;
 
+use crate::corpus::{self, Caps};
 use crate::groups::group::Group;
 use crate::measure::{BenchResult, Ctx};
 
@@ -57,6 +59,9 @@ pub fn band(n: u64, lo: usize, hi: usize) -> Vec<String> {
         .collect()
 }
 
+/// The synthetic length bands (every other shape is a corpus).
+const BANDS: [&str; 3] = ["short", "medium", "long"];
+
 /// Every shape of the sweep (add corpora here).
 pub fn shapes() -> Vec<TextShape> {
     vec![
@@ -72,7 +77,34 @@ pub fn shapes() -> Vec<TextShape> {
             name: "long",
             texts: |n| band(n, 65, 512),
         },
+        // Real text (the `real-text` group's corpora, quick caps): the first n strings in
+        // reading order, cycled when the corpus is shorter than n. Left out when no source
+        // could be read.
+        TextShape {
+            name: "identifiers",
+            texts: |n| cycled(&corpus::shared(Caps::QUICK).identifiers.strings, n),
+        },
+        TextShape {
+            name: "lines",
+            texts: |n| cycled(&corpus::shared(Caps::QUICK).lines.strings, n),
+        },
+        TextShape {
+            name: "literals",
+            texts: |n| cycled(&corpus::shared(Caps::QUICK).literals.strings, n),
+        },
     ]
+    .into_iter()
+    .filter(|s| BANDS.contains(&s.name) || !corpus::shared(Caps::QUICK).is_empty())
+    .collect()
+}
+
+/// The first `n` of `strings`, starting over at the end (`n` empty strings if there are
+/// none).
+pub fn cycled(strings: &[String], n: u64) -> Vec<String> {
+    if strings.is_empty() {
+        return vec![String::new(); n as usize];
+    }
+    strings.iter().cycle().take(n as usize).cloned().collect()
 }
 
 /// A string type of the sweep.
@@ -207,6 +239,15 @@ mod tests {
             assert!(t.iter().all(|x| (lo..=hi).contains(&x.len())), "{shape}");
             assert_eq!(t, (s.texts)(300));
         }
+    }
+
+    #[test]
+    fn corpus_shapes_cycle_their_strings() {
+        let texts = ["a".to_string(), "bc".to_string()];
+        assert_eq!(super::cycled(&texts, 5), ["a", "bc", "a", "bc", "a"]);
+        assert_eq!(super::cycled(&[], 2), ["", ""]);
+        let names: Vec<_> = shapes().iter().map(|s| s.name).collect();
+        assert!(names.starts_with(&super::BANDS), "{names:?}");
     }
 
     #[test]
