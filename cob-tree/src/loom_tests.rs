@@ -286,36 +286,72 @@ fn loom_boxed_fold_vs_writer() {
 }
 
 /// The tree of one prefix (tuple keys: every key in one tree; leaves of 4; entries in
-/// cells): a reader of untouched keys races a writer whose insert splits the root leaf (a
-/// new root), whose next insert changes a leaf in place (a child slot's store) and whose
-/// remove takes the first key of a leaf (the separator naming it is rebuilt first). The
-/// reader finds its key and iterates the untouched keys once each, in order.
-#[test]
-fn loom_tree_reader_vs_writer() {
-    loom::model(|| {
-        let k = |i: u32| (i, String::new());
+/// cells), reader against writer, in three small models rather than one: the one model
+/// that did all three writes against a reader that also iterated took 33 minutes at
+/// preemption bound 2 on a loaded 2-core machine (CI must stay minutes). Each model keeps
+/// bound 2 and one kind of tree write, so every step of the protocol still meets a reader
+/// at every point: a split publishing a new root (`loom_tree_reader_vs_split`), a leaf's
+/// order republished in place by an insert and a remove (the seqlock,
+/// `loom_tree_reader_vs_in_place`), and the first key of a right leaf removed, whose
+/// separator is renamed first by a new inner node while the leaf changes in place
+/// (`loom_tree_reader_vs_rename`). The reader finds a key the writer leaves alone and
+/// iterates (borrowing) the untouched keys once each, in order.
+fn tree_model(keys: &[u32], untouched: &[u32], write: fn(&CobTree<(u32, String), u64>)) {
+    let keys = keys.to_vec();
+    let untouched = untouched.to_vec();
+    loom::model(move || {
         let t: Arc<CobTree<(u32, String), u64>> = Arc::new(CobTree::with_leaf_capacity(4));
-        for i in 0..4 {
-            t.insert(k(i), i.into());
+        for &i in &keys {
+            t.insert((i, String::new()), i.into());
         }
         let r = {
             let t = t.clone();
+            let untouched = untouched.clone();
             thread::spawn(move || {
-                assert_eq!(t.get(&(1, String::new())), Some(1));
-                let ks: Vec<u32> = t.keys().map(|k| k.0).collect();
+                let p = t.pin();
+                let one = untouched[0];
+                assert_eq!(
+                    p.get(&(one, String::new())).map(|e| *e.value()),
+                    Some(one.into())
+                );
+                let ks: Vec<u32> = p.iter().map(|e| e.key().0).collect();
                 assert!(ks.windows(2).all(|p| p[0] < p[1]), "{ks:?}");
-                for want in [0, 1, 3] {
-                    assert!(ks.contains(&want), "{ks:?}");
+                for want in &untouched {
+                    assert!(ks.contains(want), "{ks:?}");
                 }
             })
         };
-        t.insert(k(5), 5);
-        t.insert(k(6), 6);
-        assert_eq!(t.remove(&k(2)), Some(2));
+        write(&t);
         r.join().unwrap();
-        assert_eq!(
-            t.keys().map(|k| k.0).collect::<Vec<_>>(),
-            vec![0, 1, 3, 5, 6]
-        );
+    });
+}
+
+/// See [`tree_model`]: an insert into a full root leaf splits it (a new root).
+#[test]
+fn loom_tree_reader_vs_split() {
+    tree_model(&[0, 1, 2, 3], &[1, 3], |t| {
+        t.insert((5, String::new()), 5);
+        assert_eq!(t.len(), 5);
+    });
+}
+
+/// See [`tree_model`]: an insert and a remove that fit in the root leaf (its order
+/// republished in place, slots appended).
+#[test]
+fn loom_tree_reader_vs_in_place() {
+    tree_model(&[0, 1, 2], &[1, 2], |t| {
+        t.insert((5, String::new()), 5);
+        assert_eq!(t.remove(&(0, String::new())), Some(0));
+        assert_eq!(t.keys().map(|k| k.0).collect::<Vec<_>>(), vec![1, 2, 5]);
+    });
+}
+
+/// See [`tree_model`]: five keys make two leaves, [0 1] and [2 3 4]; removing 2 renames
+/// the separator (a new root) and then takes 2 out of its leaf in place.
+#[test]
+fn loom_tree_reader_vs_rename() {
+    tree_model(&[0, 1, 2, 3, 4], &[1, 3, 4], |t| {
+        assert_eq!(t.remove(&(2, String::new())), Some(2));
+        assert_eq!(t.keys().map(|k| k.0).collect::<Vec<_>>(), vec![0, 1, 3, 4]);
     });
 }
