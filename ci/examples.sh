@@ -15,6 +15,7 @@ declare -A args=(
   [cob-tree/profile]="get 1000|mix 1000|bt-rand 1000"
   [cob-tree/str_profile]="1000|1000 range|1000 build"
   [cob-tree/growth]="10000|one struct 2000|btree path 2000"
+  [cob-tree/memory]="10000"
   [arena-alloc/size_classes]=""
   [arena-alloc/stress]="200"
 )
