@@ -80,6 +80,21 @@ fn tables() -> Vec<Table> {
         v
     };
     let building = |op: &'static str| vec![cell("real-text", op, "ns/op", any)];
+    // The tree group's key-type rows: `key OP: KIND`.
+    let keyed = |ops: [&'static str; 5]| {
+        let mut v: Vec<Cell> = ops[..4]
+            .iter()
+            .map(|&op| cell("tree", op, "ns/op", any))
+            .collect();
+        v.push(cell("tree", ops[4], "B/entry", any));
+        v
+    };
+    let ycsb = |op: &'static str| {
+        vec![
+            cell("ycsb", op, "ns/op", |t| t == 1),
+            cell("ycsb", op, "ns/op", |t| t > 1),
+        ]
+    };
     vec![
         Table {
             title: "Strings: which type for which length (construct, clone+drop and traverse \
@@ -185,6 +200,93 @@ fn tables() -> Vec<Table> {
                 ("<= 5K", maps(|k| k <= 5000, false)),
                 ("100K", maps(|k| k == 100_000, true)),
                 ("1M", maps(|k| k == 1_000_000, true)),
+            ],
+        },
+        Table {
+            title: "Maps: which map for which key type (10K to 1M keys, no prefix hint; \
+                    live bytes per entry after the build, keys' heap bytes included)",
+            row_name: "key type",
+            columns: &[
+                "fastest insert+get",
+                "fastest get",
+                "fastest iteration",
+                "fastest 100-key range",
+                "fewest live bytes",
+            ],
+            rows: vec![
+                (
+                    "(u32, u64)",
+                    keyed([
+                        "key insert+get: (u32, u64)",
+                        "key get: (u32, u64)",
+                        "key iterate: (u32, u64)",
+                        "key range 100: (u32, u64)",
+                        "key live bytes: (u32, u64)",
+                    ]),
+                ),
+                (
+                    "#[derive(Ord)] struct",
+                    keyed([
+                        "key insert+get: struct",
+                        "key get: struct",
+                        "key iterate: struct",
+                        "key range 100: struct",
+                        "key live bytes: struct",
+                    ]),
+                ),
+                (
+                    "String, 26-byte shared prefix (URL)",
+                    keyed([
+                        "key insert+get: prefixed String",
+                        "key get: prefixed String",
+                        "key iterate: prefixed String",
+                        "key range 100: prefixed String",
+                        "key live bytes: prefixed String",
+                    ]),
+                ),
+                (
+                    "random String (16 hex digits)",
+                    keyed([
+                        "key insert+get: random String",
+                        "key get: random String",
+                        "key iterate: random String",
+                        "key range 100: random String",
+                        "key live bytes: random String",
+                    ]),
+                ),
+                (
+                    "path String (/usr/lib/...)",
+                    keyed([
+                        "key insert+get: path String",
+                        "key get: path String",
+                        "key iterate: path String",
+                        "key range 100: path String",
+                        "key live bytes: path String",
+                    ]),
+                ),
+            ],
+        },
+        Table {
+            title: "Maps under YCSB: which map for which workload (zipfian requests, \
+                    100-byte values; one thread: BTreeMap alone, several: RwLock<BTreeMap>)",
+            row_name: "workload",
+            columns: &["fastest, 1 thread", "fastest, 2+ threads"],
+            rows: vec![
+                ("A, String keys (50% update)", ycsb("ycsb A (String)")),
+                ("B, String keys (5% update)", ycsb("ycsb B (String)")),
+                ("C, String keys (read only)", ycsb("ycsb C (String)")),
+                ("D, String keys (read latest)", ycsb("ycsb D (String)")),
+                ("E, String keys (short scans)", ycsb("ycsb E (String)")),
+                (
+                    "F, String keys (read-modify-write)",
+                    ycsb("ycsb F (String)"),
+                ),
+                ("A, u64 keys", ycsb("ycsb A (u64)")),
+                ("B, u64 keys", ycsb("ycsb B (u64)")),
+                ("C, u64 keys", ycsb("ycsb C (u64)")),
+                ("D, u64 keys", ycsb("ycsb D (u64)")),
+                ("E, u64 keys", ycsb("ycsb E (u64)")),
+                ("F, u64 keys", ycsb("ycsb F (u64)")),
             ],
         },
         Table {

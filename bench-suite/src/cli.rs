@@ -49,6 +49,10 @@ pub struct Cli {
     /// minute a group); `--only tree` then means `scaling-tree`.
     #[arg(long)]
     pub scaling: bool,
+    /// Add the 1M size to the tree key-type series and 1M records to ycsb (implied by
+    /// `--full`, or by `--only tree` / `--only ycsb` naming that group alone).
+    #[arg(long)]
+    pub large: bool,
     /// Compare two folders of results JSON files (A/B runs): medians per row and B / A.
     #[arg(long, num_args = 2, value_names = ["A_DIR", "B_DIR"])]
     pub ab_compare: Option<Vec<PathBuf>>,
@@ -131,6 +135,9 @@ fn child_args(cli: &Cli, selected: &[Group]) -> Vec<String> {
     if cli.scaling {
         a.push("--scaling".into());
     }
+    if cli.large {
+        a.push("--large".into());
+    }
     a
 }
 
@@ -141,6 +148,9 @@ pub fn settings(cli: &Cli) -> Settings {
     settings.filter = cli.filter.clone();
     settings.sweeps_only = cli.sweeps_only;
     settings.scaling = cli.scaling;
+    settings.deep = cli.full
+        || cli.large
+        || (cli.only.len() == 1 && ["tree", "ycsb"].contains(&cli.only[0].as_str()));
     if let Some(n) = cli.samples {
         settings.samples = n;
         settings.samples_set = true;

@@ -58,6 +58,9 @@ pub struct Settings {
     /// `--scaling`: the scaling groups sweep to their largest sizes (see
     /// [`crate::scaling`]); otherwise they run their short sweep.
     pub scaling: bool,
+    /// `--large`, `--full`, or a run of the `tree` or `ycsb` group alone: the tree
+    /// key-type series and YCSB add their 1M size.
+    pub deep: bool,
 }
 
 impl Settings {
@@ -73,6 +76,7 @@ impl Settings {
             filter: None,
             sweeps_only: false,
             scaling: false,
+            deep: full,
         }
     }
 }
@@ -448,6 +452,17 @@ impl<'a> Ctx<'a> {
             self.announce(case);
         }
         selected
+    }
+
+    /// Whether the native timer runs (not callgrind or criterion): rows that time
+    /// themselves and record with [`Ctx::record`] (through [`Ctx::sweep_point`]) run only
+    /// then.
+    pub fn native(&self) -> bool {
+        match &self.backend {
+            Backend::Native => true,
+            Backend::Count(plan) => plan.native,
+            _ => false,
+        }
     }
 
     /// Whether this is the counting pass ([`Backend::Count`]): nothing is measured.

@@ -28,7 +28,7 @@ fn a_filter_that_matches_nothing_exits_2_and_leaves_the_report_alone() {
     assert!(stderr.contains("matches no case"), "{stderr}");
     // The groups, and case names to copy from.
     assert!(
-        stderr.contains("std, strings, real-text, tree, objects, alloc"),
+        stderr.contains("std, strings, real-text, tree, ycsb, objects, alloc"),
         "{stderr}"
     );
     assert!(stderr.contains("construct / String / len=0"), "{stderr}");

@@ -8,11 +8,14 @@ pub mod alloc;
 pub mod group;
 pub mod mix;
 pub mod objects;
+pub mod peers;
 pub mod real_text;
 pub mod std_strings;
 pub mod strings;
 pub mod tree;
+pub mod tree_keys;
 pub mod tree_strings;
+pub mod ycsb;
 
 pub use group::Group;
 
@@ -24,6 +27,7 @@ pub fn all() -> Vec<Group> {
         strings::GROUP,
         real_text::GROUP,
         tree::GROUP,
+        ycsb::GROUP,
         objects::GROUP,
         alloc::GROUP,
     ];

@@ -572,7 +572,8 @@ fn run(ctx: &mut Ctx<'_>) -> BenchResult {
         single_threaded(ctx)?;
     }
     sweeps(ctx)?;
-    super::tree_strings::run(ctx)
+    super::tree_strings::run(ctx)?;
+    super::tree_keys::run(ctx)
 }
 
 /// The seed's table and the large sizes, one thread.
