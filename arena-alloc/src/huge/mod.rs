@@ -311,7 +311,7 @@ unsafe fn unmap_mapping(h: &mut HugeHeap, seg: *mut SegmentHeader, len: usize) {
 /// Unmaps the empty large segment in `slot` but its header page (a tombstone).
 fn unmap_segment(h: &mut HugeHeap, slot: usize) {
     let seg = h.table.seg(slot);
-    h.free_dirty -= usize::from(h.table.free_dirty[slot]) * LARGE_UNIT;
+    h.free_dirty -= h.table.free_dirty(slot) * LARGE_UNIT;
     h.table.remove(slot);
     // SAFETY: no block lives in the segment; its units lie after the header unit.
     unsafe { sys::unmap(unit_addr(seg, 0), UNITS * LARGE_UNIT) };
@@ -347,7 +347,7 @@ fn reclaim_extents(h: &mut HugeHeap, bytes: usize) -> usize {
         if h.table.empty > LARGE_EMPTY_KEPT && b.used == [0; UNITS / 64] {
             // An empty segment kept for its resident units: unmapped, it gives them back
             // and its address space too.
-            done += usize::from(h.table.free_dirty[slot]) * LARGE_UNIT;
+            done += h.table.free_dirty(slot) * LARGE_UNIT;
             unmap_segment(h, slot);
             continue;
         }
@@ -357,7 +357,7 @@ fn reclaim_extents(h: &mut HugeHeap, bytes: usize) -> usize {
             // SAFETY: the units are free (no block), so nobody reads them.
             unsafe { sys::decommit(unit_addr(seg, s), n * LARGE_UNIT) };
             extent::clear_range(&mut b.dirty, s, n);
-            h.table.free_dirty[slot] -= n as u16;
+            h.table.set_free_dirty(slot, h.table.free_dirty(slot) - n);
             h.free_dirty -= n * LARGE_UNIT;
             done += n * LARGE_UNIT;
             if done >= bytes {
@@ -366,7 +366,7 @@ fn reclaim_extents(h: &mut HugeHeap, bytes: usize) -> usize {
         }
         debug_assert!(found, "free dirty units counted but none found");
         if !found {
-            h.table.free_dirty[slot] = 0;
+            h.table.set_free_dirty(slot, 0);
         }
     }
     done
@@ -522,17 +522,21 @@ fn alloc_extent(idx: usize, size: usize, align: usize, zeroed: bool) -> *mut u8 
         let seg = h.table.seg(slot);
         // SAFETY: as above.
         let b = unsafe { &mut *bits(seg) };
-        let dirty_before = b.dirty;
-        if b.used == [0; UNITS / 64] {
+        // Only a block that must read as zeros needs to know which units were dirty.
+        let dirty_before = if zeroed { b.dirty } else { [0; UNITS / 64] };
+        let longest = h.table.longest(slot);
+        if longest == UNITS {
             h.table.empty -= 1;
         }
         let start = at.start;
         extent::set_range(&mut b.used, start, k);
         extent::set_range(&mut b.dirty, start, k);
         b.live[start / 64] |= 1 << (start % 64);
-        h.table.free_dirty[slot] -= at.dirty as u16;
+        h.table
+            .set_free_dirty(slot, h.table.free_dirty(slot) - at.dirty);
         h.free_dirty -= at.dirty * LARGE_UNIT;
-        h.table.set_longest(slot, extent::max_run(&b.used));
+        h.table.set_longest(slot, at.rest);
+        debug_assert_eq!(at.rest, extent::max_run(&b.used));
         // SAFETY: the block's first unit is in this segment, placed under the lock.
         unsafe { extent::set_len_owner(seg, start, k, idx) };
         h.live += k * LARGE_UNIT;
@@ -800,16 +804,18 @@ fn release_units(h: &mut HugeHeap, slot: usize, i: usize, k: usize) {
     let b = unsafe { &mut *bits(seg) };
     extent::clear_range(&mut b.used, i, k);
     let d = extent::count_range(&b.dirty, i, k);
-    h.table.free_dirty[slot] += d as u16;
+    h.table.set_free_dirty(slot, h.table.free_dirty(slot) + d);
     h.free_dirty += d * LARGE_UNIT;
-    let longest = extent::max_run(&b.used);
+    // The freed units join their free neighbours in one run; the others are as they were.
+    let (first, end) = extent::run_around(&b.used, i, k);
+    let longest = h.table.longest(slot).max(end - first);
     h.table.set_longest(slot, longest);
     if longest == UNITS {
         h.table.empty += 1;
         // Beyond the few kept always, an empty segment stays while its resident units fit
         // the budget (they serve the next blocks without a fault); a clean one only costs
         // address space, and goes.
-        if h.table.empty > LARGE_EMPTY_KEPT && (h.table.free_dirty[slot] == 0 || !fits_budget(h, 0))
+        if h.table.empty > LARGE_EMPTY_KEPT && (h.table.free_dirty(slot) == 0 || !fits_budget(h, 0))
         {
             unmap_segment(h, slot);
         }
@@ -938,7 +944,7 @@ fn resize_extent(h: &mut HugeHeap, seg: *mut SegmentHeader, i: usize, k_new: usi
     let d = extent::count_range(&b.dirty, i + k, k_new - k);
     extent::set_range(&mut b.used, i + k, k_new - k);
     extent::set_range(&mut b.dirty, i + k, k_new - k);
-    h.table.free_dirty[slot] -= d as u16;
+    h.table.set_free_dirty(slot, h.table.free_dirty(slot) - d);
     h.free_dirty -= d * LARGE_UNIT;
     h.table.set_longest(slot, extent::max_run(&b.used));
     // SAFETY: as above.
