@@ -197,6 +197,12 @@ fn find_cycle(g: &BTreeMap<Module, BTreeSet<Module>>) -> Option<Vec<Module>> {
 }
 
 fn main() {
+    if cfg!(miri) {
+        // Miri's isolation forbids reading the source tree, and the test has no unsafe
+        // code to check.
+        println!("module_graph: skipped under Miri");
+        return;
+    }
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let g = graph(&src);
     // The reader sees edges it must see: a check that the parser works.
