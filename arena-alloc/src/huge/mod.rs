@@ -154,6 +154,11 @@ struct HugeHeap {
     counters: [HugeCounters; MAX_HEAP_COUNT],
     tombs: [*mut u8; TOMBSTONES],
     next_tomb: usize,
+    /// The last extent freed within the budget, `(slot, bit, units)`: free (counted in
+    /// `free_dirty`, its live bit clear) but its units still marked used, so that the next
+    /// block of its size takes it back without a search; any other use of the segments'
+    /// bitmaps releases it first ([`flush_hot`]).
+    hot: Option<(usize, usize, usize)>,
 }
 
 struct HeapCell {
@@ -183,6 +188,7 @@ static HEAP: HeapCell = HeapCell {
         }; MAX_HEAP_COUNT],
         tombs: [ptr::null_mut(); TOMBSTONES],
         next_tomb: 0,
+        hot: None,
     }),
 };
 
@@ -336,6 +342,7 @@ fn reclaim_cache(h: &mut HugeHeap, bytes: usize) -> usize {
 /// Decommits free dirty extent units, segment after segment, until `bytes` are given
 /// back; the bytes given.
 fn reclaim_extents(h: &mut HugeHeap, bytes: usize) -> usize {
+    flush_hot(h);
     let mut done = 0;
     while done < bytes && h.free_dirty > h.cache.bytes {
         let Some(slot) = h.table.next_free_dirty() else {
@@ -481,6 +488,7 @@ fn new_segment(h: &mut HugeHeap) -> Option<usize> {
 
 /// Unmaps every cached mapping and every empty large segment (out of address space).
 fn release_address_space(h: &mut HugeHeap) {
+    flush_hot(h);
     reclaim_cache(h, usize::MAX);
     for slot in 0..MAX_LARGE_SEGMENTS {
         if h.table.empty == 0 {
@@ -510,6 +518,30 @@ fn alloc_extent(idx: usize, size: usize, align: usize, zeroed: bool) -> *mut u8 
     let k = extent_units(size);
     let a = (align / LARGE_UNIT).max(1);
     let placed = with_heap(|h| {
+        if let Some((slot, i, hot_k)) = h.hot {
+            if hot_k == k && (i + 1) & (a - 1) == 0 {
+                // The last freed block, of this size: its units are still marked used.
+                h.hot = None;
+                let seg = h.table.seg(slot);
+                // SAFETY: the segment is mapped while listed; its bitmaps are the lock
+                // holder's.
+                let b = unsafe { &mut *bits(seg) };
+                b.live[i / 64] |= 1 << (i % 64);
+                h.free_dirty -= k * LARGE_UNIT;
+                // SAFETY: the block's first unit is in this segment, placed under the lock.
+                unsafe { extent::set_len_owner(seg, i, k, idx) };
+                h.live += k * LARGE_UNIT;
+                let c = &mut h.counters[idx];
+                c.allocs += 1;
+                c.bytes += k * LARGE_UNIT;
+                return Some(Placed {
+                    seg,
+                    start: i,
+                    dirty_before: if zeroed { b.dirty } else { [0; UNITS / 64] },
+                });
+            }
+            flush_hot(h);
+        }
         let (slot, at) = match find(h, k, a) {
             Some(f) => f,
             None => {
@@ -754,6 +786,11 @@ unsafe fn free_extent(seg: *mut SegmentHeader, p: *mut u8, current: usize) {
     let r = with_heap(|h| {
         // SAFETY: the header is mapped (the caller); its bitmaps are the lock holder's.
         let b = unsafe { &mut *bits(seg) };
+        if h.hot
+            .is_some_and(|(s, j, _)| j == i && h.table.seg(s) == seg)
+        {
+            return Err("free(): double free detected");
+        }
         if !extent::test(&b.live, i) {
             return Err(if extent::test(&b.used, i) {
                 "free(): invalid pointer (not the start of a block)"
@@ -778,7 +815,17 @@ unsafe fn free_extent(seg: *mut SegmentHeader, p: *mut u8, current: usize) {
             // Decommitted first, outside the lock: the units stay used meanwhile.
             return Ok(Some((slot, k)));
         }
-        release_units(h, slot, i, k);
+        if h.table.empty < LARGE_EMPTY_KEPT {
+            // Kept hot for the next block of its size (its segment, were it to empty, would
+            // stay mapped anyway); the one before is released.
+            flush_hot(h);
+            // SAFETY: as above (re-derived: `flush_hot` may have written the bitmaps).
+            debug_assert_eq!(extent::count_range(unsafe { &(*bits(seg)).dirty }, i, k), k);
+            h.hot = Some((slot, i, k));
+            h.free_dirty += k * LARGE_UNIT;
+        } else {
+            release_units(h, slot, i, k);
+        }
         Ok(None)
     });
     match r {
@@ -793,6 +840,15 @@ unsafe fn free_extent(seg: *mut SegmentHeader, p: *mut u8, current: usize) {
                 release_units(h, slot, i, k);
             });
         }
+    }
+}
+
+/// Releases the hot extent's units (see [`HugeHeap::hot`]), as its free would have.
+fn flush_hot(h: &mut HugeHeap) {
+    if let Some((slot, i, k)) = h.hot.take() {
+        // Counted free already; `release_units` counts it again.
+        h.free_dirty -= k * LARGE_UNIT;
+        release_units(h, slot, i, k);
     }
 }
 
@@ -917,6 +973,7 @@ pub(crate) unsafe fn resize(
 /// Resizes the extent at bit `i` of `seg` to `k_new` units in place: shrinks it, or grows
 /// it into the free units after it; `false` when they are not free.
 fn resize_extent(h: &mut HugeHeap, seg: *mut SegmentHeader, i: usize, k_new: usize) -> bool {
+    flush_hot(h);
     // SAFETY: the block is live: its segment is mapped and listed, its length and owner
     // recorded; the header's fields are the lock holder's.
     let k = unsafe { extent::len(seg, i) };
