@@ -786,8 +786,9 @@ unsafe fn free_extent(seg: *mut SegmentHeader, p: *mut u8, current: usize) {
     let r = with_heap(|h| {
         // SAFETY: the header is mapped (the caller); its bitmaps are the lock holder's.
         let b = unsafe { &mut *bits(seg) };
+        // Any unit of the hot extent is free (as a freed extent's units would be clear).
         if h.hot
-            .is_some_and(|(s, j, _)| j == i && h.table.seg(s) == seg)
+            .is_some_and(|(s, j, n)| (j..j + n).contains(&i) && h.table.seg(s) == seg)
         {
             return Err("free(): double free detected");
         }
