@@ -83,25 +83,29 @@ impl Index {
         self.live += 1;
     }
 
-    /// Removes `shape`, which is held under `hash`.
-    pub(super) fn remove(&mut self, hash: u64, shape: *mut Shape) {
+    /// Removes `shape`, which is held under `hash`, and returns the pointer the index held
+    /// (the owning one: `shape` may be derived from a shared reference, which may not free
+    /// or re-own the shape).
+    pub(super) fn remove(&mut self, hash: u64, shape: *const Shape) -> *mut Shape {
         let b = self.bucket(hash);
         let mut s = self.buckets[b];
-        if core::ptr::eq(s, shape) {
-            self.buckets[b] = next(shape);
+        let held = if core::ptr::eq(s, shape) {
+            self.buckets[b] = next(s);
+            s
         } else {
             loop {
                 assert!(!s.is_null(), "gc-object: a shape missing from its index");
                 let n = next(s);
                 if core::ptr::eq(n, shape) {
-                    set_next(s, next(shape));
-                    break;
+                    set_next(s, next(n));
+                    break n;
                 }
                 s = n;
             }
-        }
-        set_next(shape, core::ptr::null_mut());
+        };
+        set_next(held, core::ptr::null_mut());
         self.live -= 1;
+        held
     }
 
     /// Takes every shape out, with its hash (the index is left empty).
@@ -152,7 +156,7 @@ mod tests {
             if x.is_multiple_of(3) && !model.is_empty() {
                 let s = model.swap_remove((x as usize / 3) % model.len());
                 // SAFETY: a shape of this test, alive.
-                idx.remove(unsafe { &*s }.table_hash(), s);
+                assert_eq!(idx.remove(unsafe { &*s }.table_hash(), s), s);
                 // SAFETY: out of the index, made by `Box::into_raw`, freed once.
                 drop(unsafe { Box::from_raw(s) });
             } else {

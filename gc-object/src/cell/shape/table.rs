@@ -193,15 +193,15 @@ impl ShapeTable {
                 }
                 from.keys.store(bigger.keys(), Ordering::Release);
             }
-            w.index
-                .remove(from.table_hash(), (from as *const Shape).cast_mut());
+            // The index's own pointer goes back in (`from` is a shared borrow).
+            let own = w.index.remove(from.table_hash(), from);
             from.seq.store(seq, Ordering::Relaxed);
             if key.is_symbol() {
                 from.symbols.store(true, Ordering::Relaxed);
             }
             store();
             from.count.store(n + 1, Ordering::Release);
-            w.index.insert(hash, (from as *const Shape).cast_mut());
+            w.index.insert(hash, own);
             return from;
         }
         // A new shape, private to this object. It extends `from`'s run in place when
