@@ -1,8 +1,8 @@
 //! The `tree` group's key-type series: the keys people put in an ordered map —
 //! `(u32, u64)`, a `#[derive(Ord)]` struct, URL-like strings with a 26-byte shared prefix,
 //! random 16-hex-digit strings and `/usr/lib/x86_64-linux-gnu/...` paths (the generators of
-//! `scaling-tree`) — at 10K and 100K keys, and 1M where the run names the group (`--only`)
-//! or is `--full`. `CobTree` (no prefix hint) against `BTreeMap`, `SkipMap`,
+//! `scaling-tree`) — at 10K and 100K keys, and 1M (CobTree and BTreeMap only, all maps
+//! with `--full`) with `--large`, `--full` or `--only tree` alone. `CobTree` (no prefix hint) against `BTreeMap`, `SkipMap`,
 //! `scc::TreeIndex` and `ferntree` ([`super::peers`]).
 //!
 //! Rows are named `key OP: KEY TYPE` (so `--filter "key "` selects the series), all in
@@ -348,9 +348,13 @@ where
         let input = Input::of::<G>(n);
         rows::<G::Key, CobTree<G::Key, u64>>(ctx, kind, &input, growth_base)?;
         rows::<G::Key, BTreeMap<G::Key, u64>>(ctx, kind, &input, growth_base)?;
-        rows::<G::Key, scc::TreeIndex<G::Key, u64>>(ctx, kind, &input, growth_base)?;
-        rows::<G::Key, Fern<G::Key, u64>>(ctx, kind, &input, growth_base)?;
-        rows::<G::Key, SkipMap<G::Key, u64>>(ctx, kind, &input, growth_base)?;
+        // At 1M keys only the targets' pair (CobTree against BTreeMap), unless --full:
+        // the three peers' builds would add minutes.
+        if n < DEEP_SIZE || ctx.full() {
+            rows::<G::Key, scc::TreeIndex<G::Key, u64>>(ctx, kind, &input, growth_base)?;
+            rows::<G::Key, Fern<G::Key, u64>>(ctx, kind, &input, growth_base)?;
+            rows::<G::Key, SkipMap<G::Key, u64>>(ctx, kind, &input, growth_base)?;
+        }
         take10(ctx, kind, &input)?;
     }
     Ok(())
