@@ -24,8 +24,8 @@ pub use iters::{IntoIter, IntoKeys, IntoValues, Iter, Keys, Range, Values};
 pub use pinned::{Entry, Pinned, PinnedRange};
 pub use pma::key::MAX_POD_BYTES;
 pub use pma::{
-    CACHE_LINE, FINE_GROWTH_BYTES, KEPT_ARRAY_BYTES, LEAF_BYTES, LOWER_ROOT, MAX_LEAF_CAPACITY,
-    MIN_LEAF_CAPACITY, UPPER_ROOT, WIDE_LEAF_FACTOR,
+    CACHE_LINE, FINE_GROWTH_BYTES, KEPT_ARRAY_BYTES, KEPT_TOTAL_BYTES, LEAF_BYTES, LOWER_ROOT,
+    MAX_LEAF_CAPACITY, MIN_LEAF_CAPACITY, UPPER_ROOT, WIDE_LEAF_FACTOR,
 };
 
 use boxed::BoxMap;
@@ -155,10 +155,10 @@ impl<K: Ord + Clone + 'static, V: Clone + 'static> CobTree<K, V> {
     }
 
     /// Bytes the map holds on the heap now: its current array and index, and the retired
-    /// arrays it keeps until it drops (see [`KEPT_ARRAY_BYTES`]); on the boxed path also
-    /// the bucket cells and entry vectors (not what keys and values own themselves). Not
-    /// counted: an array an iterator still holds, or a retired one the epoch collector has
-    /// not freed yet.
+    /// arrays it keeps until it drops (at most [`KEPT_TOTAL_BYTES`] of leaf lines, see
+    /// [`KEPT_ARRAY_BYTES`]); on the boxed path also the bucket cells and entry vectors
+    /// (not what keys and values own themselves). Not counted: an array an iterator still
+    /// holds, or a retired one the epoch collector has not freed yet.
     pub fn heap_bytes(&self) -> usize {
         on_repr!(Repr, K, V; &self.repr;
          m => m.heap_bytes();

@@ -542,10 +542,20 @@ impl<K: Key, V: Pod> Map<K, V> {
         let guard = pin();
         let s = lock(&self.structure);
         let pma = self.root.load(&guard);
+        let floor = Geometry {
+            leaves: self.min_leaves,
+            cap: self.growth.narrow,
+        };
         (0..pma.leaves()).for_each(|i| pma.freeze(i));
         let n = pma.count_range(0, pma.leaves());
+        if n == 0 && pma.geometry() == floor {
+            // Already what `clear` would publish: replacing it would only retire (and, on a
+            // pinless map, keep) one more array.
+            (0..pma.leaves()).for_each(|i| pma.thaw(i));
+            return;
+        }
         self.add_len(0, -(n as i64));
-        let empty = Pma::new_empty(self.min_leaves, self.growth.narrow);
+        let empty = Pma::new_empty(floor.leaves, floor.cap);
         let deferred = self.root.replace(empty, Some(&guard));
         drop(s);
         drop(guard);

@@ -48,8 +48,8 @@ pub use geometry::{
 pub(crate) use geometry::{Geometry, Growth, default_leaf_capacity, fits};
 pub(crate) use leaf::Leaf;
 pub(crate) use read::{Offsets, Seek};
-pub use root::KEPT_ARRAY_BYTES;
 pub(crate) use root::{Guard, Held, Root, collect, pin};
+pub use root::{KEPT_ARRAY_BYTES, KEPT_TOTAL_BYTES};
 pub(crate) use write::{Edit, Upsert};
 
 use crate::sync::{AtomicU64, AtomicUsize, Ordering, fence};

@@ -5,8 +5,9 @@
 //! atomic word. Three ways to reach it:
 //!
 //! - **Pinless** ([`Root::load_pinless`]): while every array the root has published is
-//!   *kept* (at most [`KEPT_ARRAY_BYTES`], retired into `kept` and freed only when the root
-//!   drops), no array is ever freed under a reader, so small maps skip the epoch pin.
+//!   *kept* (each at most [`KEPT_ARRAY_BYTES`], all together at most [`KEPT_TOTAL_BYTES`],
+//!   retired into `kept` and freed only when the root drops), no array is ever freed under
+//!   a reader, so small maps skip the epoch pin.
 //! - **Pinned** ([`Root::load`]): under a `crossbeam-epoch` guard; an array retired by
 //!   [`Root::replace`] is dropped by a deferred function after every thread pinned at the
 //!   time has unpinned, and [`Root::replace`] flushes it to the collector at once, so
@@ -25,18 +26,29 @@ use crate::sync::{AtomicBool, AtomicPtr, Ordering};
 use std::sync::Arc;
 
 /// Arrays (leaf lines, not counting the index) of at most this many bytes are *kept*: a
-/// retired one is freed only when its map drops, so that while a map has never had a larger
-/// array its reads and writes need no epoch pin (a pin and unpin cost about 70 instructions,
-/// more than half of what a `get` on a small map costs otherwise). What it costs: every
-/// array the map replaces while it is pinless (growth, shrink and `clear` alike) is held
-/// until the map drops. Growing once from empty keeps the doubling steps 1 KiB ..= 128 KiB:
+/// retired one is freed only when its map drops, so that while a map has only had kept
+/// arrays its reads and writes need no epoch pin (a pin and unpin cost about 70
+/// instructions, more than half of what a `get` on a small map costs otherwise). A reader
+/// that holds no pin cannot be waited for, so an array published while the map is pinless
+/// can never be freed before the drop: what bounds that memory is [`KEPT_TOTAL_BYTES`],
+/// the most heap bytes of arrays a map ever publishes while pinless. An array that would pass
+/// either bound is published pinned instead, and from then on every retired array goes to
+/// the epoch collector. Growing once from empty keeps the doubling steps 1 KiB ..= 128 KiB:
 /// 255 KiB of leaf lines plus their indexes, about 260 KiB (`heap_bytes` 266,680 after
-/// 20,000 sequential `u64` keys and `clear`). A small map that is shrunk or cleared and
-/// refilled keeps one more array per rebuild, so that total grows with the number of
-/// rebuilds until the map first grows past this size (3,000 keys inserted then cleared,
-/// 40 times: 10.6 MB). 128 KiB is an array of 128 narrow `u64 -> u64` leaves: a map of up
-/// to about 6,000 such keys.
+/// 20,000 sequential `u64` keys and `clear`); a small map that is shrunk or cleared and
+/// refilled over and over stops being pinless once its kept arrays reach the same total,
+/// and then holds no more. 128 KiB is an array of 128 narrow `u64 -> u64` leaves: a map
+/// of up to about 6,000 such keys.
 pub const KEPT_ARRAY_BYTES: usize = 128 << 10;
+
+/// The most heap bytes (leaf lines, index and header, as `heap_bytes` counts them) of the
+/// arrays a map publishes while it is pinless, summed over every array it has had, the
+/// current one included: the bound on the memory a map keeps until it drops (see
+/// [`KEPT_ARRAY_BYTES`]), whatever its history of growth, shrinks and `clear`s. Twice
+/// [`KEPT_ARRAY_BYTES`] and a sixteenth for the indexes and headers, so that a map growing
+/// from empty keeps its whole doubling sequence up to [`KEPT_ARRAY_BYTES`] pinless (255
+/// KiB of leaf lines, 260 KiB in all).
+pub const KEPT_TOTAL_BYTES: usize = 2 * KEPT_ARRAY_BYTES + KEPT_ARRAY_BYTES / 8;
 
 /// Keeps every array loaded while it lives from being freed.
 #[cfg(not(any(loom, miri)))]
@@ -102,6 +114,11 @@ impl<K, V> core::ops::Deref for Held<'_, K, V> {
         unsafe { self.ptr.as_ref() }
     }
 }
+/// Heap bytes of one published array: its lines, its index and its `Arc` allocation.
+fn array_bytes<K, V>(p: &Pma<K, V>) -> usize {
+    p.heap_bytes() + core::mem::size_of::<Pma<K, V>>() + 2 * core::mem::size_of::<usize>()
+}
+
 /// The owning pointer to the current array.
 pub(crate) struct Root<K, V> {
     /// `Arc::into_raw` of the current array.
@@ -110,16 +127,29 @@ pub(crate) struct Root<K, V> {
     /// goes from true to false, just before the first array that is not kept is published.
     pinless: AtomicBool,
     /// Retired arrays freed only at drop: the kept ones (and under loom/Miri all).
-    kept: unmodeled::Mutex<Vec<Arc<Pma<K, V>>>>,
+    kept: unmodeled::Mutex<Kept<K, V>>,
+}
+
+/// The arrays a root keeps until it drops, and what bounds them.
+struct Kept<K, V> {
+    /// Retired arrays freed only at drop.
+    arrays: Vec<Arc<Pma<K, V>>>,
+    /// Heap bytes ([`array_bytes`]) of every array published while pinless, the current
+    /// one included (at most [`KEPT_TOTAL_BYTES`]).
+    bytes: usize,
 }
 
 impl<K: 'static, V: 'static> Root<K, V> {
     pub(crate) fn new(pma: Pma<K, V>) -> Self {
         let pinless = pma.lines_bytes() <= KEPT_ARRAY_BYTES;
+        let bytes = if pinless { array_bytes(&pma) } else { 0 };
         Root {
             ptr: AtomicPtr::new(Arc::into_raw(Arc::new(pma)).cast_mut()),
             pinless: AtomicBool::new(pinless),
-            kept: unmodeled::Mutex::new(Vec::new()),
+            kept: unmodeled::Mutex::new(Kept {
+                arrays: Vec::new(),
+                bytes,
+            }),
         }
     }
 
@@ -195,7 +225,18 @@ impl<K: 'static, V: 'static> Root<K, V> {
     /// caller's pin, if it has one (a map that has only had kept arrays needs none).
     pub(crate) fn replace(&self, new: Pma<K, V>, guard: Option<&Guard>) -> bool {
         let pinless = self.pinless.load(Ordering::Relaxed);
-        let kept_new = pinless && new.lines_bytes() <= KEPT_ARRAY_BYTES;
+        // Kept only while the map's pinless total stays within `KEPT_TOTAL_BYTES`. The
+        // lock is not held across the publication below (it is not modelled by loom); no
+        // other `replace` runs meanwhile (the caller holds the structure lock).
+        let kept_new = pinless && {
+            let mut kept = unmodeled::lock(&self.kept);
+            let bytes = kept.bytes + array_bytes(&new);
+            let fits = new.lines_bytes() <= KEPT_ARRAY_BYTES && bytes <= KEPT_TOTAL_BYTES;
+            if fits {
+                kept.bytes = bytes;
+            }
+            fits
+        };
         if pinless && !kept_new {
             self.pinless.store(false, Ordering::SeqCst);
         }
@@ -206,7 +247,7 @@ impl<K: 'static, V: 'static> Root<K, V> {
         let old = unsafe { Arc::from_raw(old) };
         if pinless || cfg!(any(loom, miri)) {
             // Published while pinless: readers may hold it unpinned. Freed at drop.
-            unmodeled::lock(&self.kept).push(old);
+            unmodeled::lock(&self.kept).arrays.push(old);
             return false;
         }
         #[cfg(not(any(loom, miri)))]
@@ -242,10 +283,9 @@ impl<K: 'static, V: 'static> Root<K, V> {
     /// still holds, or one waiting for the collector, is not counted).
     pub(crate) fn heap_bytes(&self, guard: &Guard) -> usize {
         let kept = unmodeled::lock(&self.kept);
-        let arc = core::mem::size_of::<Pma<K, V>>() + 2 * core::mem::size_of::<usize>();
-        let arrays = core::iter::once(self.load(guard)).chain(kept.iter().map(|a| &**a));
-        arrays.map(|p| p.heap_bytes() + arc).sum::<usize>()
-            + kept.capacity() * core::mem::size_of::<Arc<Pma<K, V>>>()
+        let arrays = core::iter::once(self.load(guard)).chain(kept.arrays.iter().map(|a| &**a));
+        arrays.map(array_bytes).sum::<usize>()
+            + kept.arrays.capacity() * core::mem::size_of::<Arc<Pma<K, V>>>()
     }
 }
 
