@@ -162,7 +162,7 @@ proptest! {
             }
             let i = match op {
                 Op::Set(i, ..) | Op::Delete(i, _) | Op::Define(i, ..) | Op::Replace(i) | Op::Literal(i, _) => i,
-                Op::Collect => unreachable!(),
+                Op::Collect => unreachable!("Collect ended its round with `continue` above"),
             };
             check(&heap, &roots[i], &models[i], &caches);
         }
